@@ -1,0 +1,51 @@
+package io.lastunit.common;
+
+import io.grpc.Status;
+
+/**
+ * The stable reasons lastunit puts in {@code google.rpc.ErrorInfo.reason}, each bound to
+ * exactly one gRPC status code. This enum is the one mapping from a failure to a status
+ * (DESIGN §12): code that fails picks a reason, never a status. Callers branch on the code
+ * and the reason; the names are API and never change.
+ */
+public enum Reason {
+    /** A request field is empty, too long, out of bounds or names an unknown region. */
+    INVALID_FIELD(Status.Code.INVALID_ARGUMENT),
+    /** The tenant has no such item (on this shard). */
+    ITEM_NOT_FOUND(Status.Code.NOT_FOUND),
+    /** No such hold. */
+    HOLD_NOT_FOUND(Status.Code.NOT_FOUND),
+    /** CreateItem for an item that exists with other parameters. */
+    ITEM_EXISTS(Status.Code.ALREADY_EXISTS),
+    /** An idempotency key (or restock id) seen before with other parameters. */
+    IDEMPOTENCY_KEY_REUSED(Status.Code.ALREADY_EXISTS),
+    /** The hold is no longer HELD (metadata {@code state}): released, expired or sold. */
+    HOLD_NOT_HELD(Status.Code.FAILED_PRECONDITION),
+    /** Extend was already applied to this hold; it works once. */
+    HOLD_ALREADY_EXTENDED(Status.Code.FAILED_PRECONDITION),
+    /** The hold was confirmed under another order reference. */
+    ORDER_REF_MISMATCH(Status.Code.FAILED_PRECONDITION),
+    /** The item is paused, frozen or moving: retry later; nothing was changed. */
+    ITEM_NOT_ACTIVE(Status.Code.UNAVAILABLE),
+    /** The lane's queue is full: back off and retry. */
+    QUEUE_FULL(Status.Code.RESOURCE_EXHAUSTED),
+    /** The store could not be reached or the outcome is unknown: retry with the same key. */
+    STORE_UNAVAILABLE(Status.Code.UNAVAILABLE),
+    /** The node is shutting down: retry (on another node). */
+    SHUTTING_DOWN(Status.Code.UNAVAILABLE),
+    /** An invariant was found broken while applying a batch; the lane refused to go on. */
+    INVARIANT_BROKEN(Status.Code.INTERNAL);
+
+    /** The {@code ErrorInfo.domain} of every lastunit error. */
+    public static final String DOMAIN = "lastunit.io";
+
+    private final Status.Code code;
+
+    Reason(Status.Code code) {
+        this.code = code;
+    }
+
+    public Status.Code code() {
+        return code;
+    }
+}

@@ -1,0 +1,146 @@
+package io.lastunit.common;
+
+import io.lastunit.api.inventory.v1.ConfirmRequest;
+import io.lastunit.api.inventory.v1.CreateItemRequest;
+import io.lastunit.api.inventory.v1.GetStockRequest;
+import io.lastunit.api.inventory.v1.RegionQuota;
+import io.lastunit.api.inventory.v1.ReserveRequest;
+import io.lastunit.api.inventory.v1.RestockRequest;
+
+/**
+ * Checks every field of every public request against {@link Limits} before anything else
+ * happens, and fails with INVALID_FIELD naming the first bad field (in field-number order).
+ * Pure, stateless after construction, thread-safe.
+ */
+public final class RequestValidator {
+    private final Limits limits;
+
+    public RequestValidator(Limits limits) {
+        this.limits = limits;
+    }
+
+    public Limits limits() {
+        return limits;
+    }
+
+    public void reserve(ReserveRequest r) {
+        tenant(r.getTenantId());
+        item(r.getItemId());
+        quantity(r.getQuantity());
+        key("idempotency_key", r.getIdempotencyKey());
+        key("buyer_id", r.getBuyerId());
+        region("region", r.getRegion());
+        if (r.getHoldTtlMs() != 0) {
+            ttl("hold_ttl_ms", r.getHoldTtlMs());
+        }
+    }
+
+    public void createItem(CreateItemRequest r) {
+        tenant(r.getTenantId());
+        item(r.getItemId());
+        if (r.getTotal() < 0 || r.getTotal() > limits.itemTotalMax()) {
+            throw Failure.invalid("total", "is " + r.getTotal() + ", must be within [0, " + limits.itemTotalMax() + "]");
+        }
+        if (r.getPerBuyerLimit() < 0 || r.getPerBuyerLimit() > limits.perBuyerLimitMax()) {
+            throw Failure.invalid("per_buyer_limit",
+                    "is " + r.getPerBuyerLimit() + ", must be within [0, " + limits.perBuyerLimitMax() + "] (0 = no limit)");
+        }
+        if (r.getHoldTtlMs() != 0) {
+            ttl("hold_ttl_ms", r.getHoldTtlMs());
+        }
+        if (r.getExtendByMs() < 0 || r.getExtendByMs() > limits.holdTtlMaxMs()) {
+            throw Failure.invalid("extend_by_ms",
+                    "is " + r.getExtendByMs() + ", must be within [0, " + limits.holdTtlMaxMs() + "] (0 = the hold TTL)");
+        }
+        region("home_region", r.getHomeRegion());
+        if (r.getBucketCount() < 0 || r.getBucketCount() > limits.bucketCountMax()) {
+            throw Failure.invalid("bucket_count",
+                    "is " + r.getBucketCount() + ", must be within [0, " + limits.bucketCountMax() + "] (0 = default)");
+        }
+        if (r.getRegionQuotasCount() > 1) {
+            throw Failure.invalid("region_quotas", "has " + r.getRegionQuotasCount()
+                    + " entries; per-region quotas are not supported yet: give at most one, for home_region");
+        }
+        for (RegionQuota q : r.getRegionQuotasList()) {
+            region("region_quotas.region", q.getRegion());
+            if (!q.getRegion().equals(r.getHomeRegion()) || q.getQuantity() != r.getTotal()) {
+                throw Failure.invalid("region_quotas", "region=" + q.getRegion() + " quantity=" + q.getQuantity()
+                        + ": the only quota accepted is home_region=" + r.getHomeRegion() + " quantity=" + r.getTotal());
+            }
+        }
+    }
+
+    public void restock(RestockRequest r) {
+        tenant(r.getTenantId());
+        item(r.getItemId());
+        if (r.getQuantity() <= 0 || r.getQuantity() > limits.itemTotalMax()) {
+            throw Failure.invalid("quantity", "is " + r.getQuantity() + ", must be within [1, " + limits.itemTotalMax() + "]");
+        }
+        key("restock_id", r.getRestockId());
+    }
+
+    public void getStock(GetStockRequest r) {
+        tenant(r.getTenantId());
+        item(r.getItemId());
+    }
+
+    public HoldId holdId(String holdId) {
+        HoldId id = HoldId.decode(holdId, "hold_id");
+        if (!Limits.isId(id.tenantId(), limits.tenantIdLengthMax())
+                || !Limits.isId(id.itemId(), limits.itemIdLengthMax())
+                || !Limits.isId(id.region(), limits.regionLengthMax())) {
+            throw Failure.invalid("hold_id", "is not a lastunit hold id");
+        }
+        return id;
+    }
+
+    public HoldId confirm(ConfirmRequest r) {
+        HoldId id = holdId(r.getHoldId());
+        key("order_ref", r.getOrderRef());
+        return id;
+    }
+
+    public void tenant(String v) {
+        id("tenant_id", v, limits.tenantIdLengthMax());
+    }
+
+    public void item(String v) {
+        id("item_id", v, limits.itemIdLengthMax());
+    }
+
+    private void quantity(int q) {
+        if (q <= 0 || q > limits.reserveQuantityMax()) {
+            throw Failure.invalid("quantity", "is " + q + ", must be within [1, " + limits.reserveQuantityMax() + "]");
+        }
+    }
+
+    private void key(String field, String v) {
+        id(field, v, limits.keyLengthMax());
+    }
+
+    private void region(String field, String v) {
+        id(field, v, limits.regionLengthMax());
+        if (!limits.regions().contains(v)) {
+            throw Failure.invalid(field, "unknown region '" + v + "'; configured regions are " + limits.regions());
+        }
+    }
+
+    private void ttl(String field, long ttl) {
+        if (ttl < limits.holdTtlMinMs() || ttl > limits.holdTtlMaxMs()) {
+            throw Failure.invalid(field, "is " + ttl + ", must be within [" + limits.holdTtlMinMs() + ", "
+                    + limits.holdTtlMaxMs() + "] (0 = the default)");
+        }
+    }
+
+    private static void id(String field, String v, int max) {
+        if (v == null || v.isEmpty()) {
+            throw Failure.invalid(field, "is required");
+        }
+        if (v.length() > max) {
+            throw Failure.invalid(field, "is " + v.length() + " characters, at most " + max);
+        }
+        if (!Limits.isId(v, max)) {
+            throw Failure.invalid(field, "must be printable ASCII without spaces");
+        }
+    }
+}

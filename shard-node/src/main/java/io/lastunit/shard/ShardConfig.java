@@ -1,0 +1,86 @@
+package io.lastunit.shard;
+
+import io.lastunit.common.Limits;
+import io.lastunit.shard.lane.LaneConfig;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * Everything a shard node needs to start, validated as a whole when built: a bad or
+ * inconsistent setting fails start-up with every problem named. Immutable.
+ *
+ * @param shardId                 this shard's name (in logs, reports, later in ZooKeeper)
+ * @param host                    address the gRPC server binds (127.0.0.1 by default)
+ * @param port                    gRPC port; 0 picks a free one
+ * @param jdbc                    the shard's database; an empty URL means "start an embedded PostgreSQL"
+ * @param sweepInterval           how often the sweeper looks for due holds
+ * @param sweepBucketsPerTickMax  buckets the sweeper hands to lanes per pass
+ * @param readThreads             threads serving committed reads
+ * @param readQueueCapacity       reads waiting; a full queue answers RESOURCE_EXHAUSTED
+ */
+public record ShardConfig(
+        String shardId,
+        String host,
+        int port,
+        Jdbc jdbc,
+        Limits limits,
+        LaneConfig lanes,
+        Duration sweepInterval,
+        int sweepBucketsPerTickMax,
+        int readThreads,
+        int readQueueCapacity) {
+
+    /**
+     * @param poolSize connections; 0 = lanes + read threads + 2 (sweeper, spare). Fewer than
+     *                 that would make lanes wait on the pool, so it is refused.
+     */
+    public record Jdbc(String url, String user, String password, int poolSize) {
+    }
+
+    public ShardConfig {
+        List<String> problems = new ArrayList<>();
+        if (!Limits.isId(shardId, 64)) {
+            problems.add("shardId '" + shardId + "' must be 1..64 printable ASCII characters");
+        }
+        if (host == null || host.isBlank()) {
+            problems.add("host is required");
+        }
+        if (port < 0 || port > 65_535) {
+            problems.add("port=" + port + " is outside [0, 65535]");
+        }
+        if (jdbc.poolSize() != 0 && jdbc.poolSize() < minPool(lanes, readThreads)) {
+            problems.add("jdbc.poolSize=" + jdbc.poolSize() + " is below lanes + readThreads + 2 = "
+                    + minPool(lanes, readThreads));
+        }
+        if (sweepInterval == null || sweepInterval.isNegative() || sweepInterval.isZero()) {
+            problems.add("sweepInterval must be positive, got " + sweepInterval);
+        }
+        if (sweepBucketsPerTickMax < 1) {
+            problems.add("sweepBucketsPerTickMax=" + sweepBucketsPerTickMax + " must be >= 1");
+        }
+        if (readThreads < 1 || readThreads > 64) {
+            problems.add("readThreads=" + readThreads + " is outside [1, 64]");
+        }
+        if (readQueueCapacity < 1) {
+            problems.add("readQueueCapacity=" + readQueueCapacity + " must be >= 1");
+        }
+        if (!problems.isEmpty()) {
+            throw new IllegalArgumentException("invalid shard config: " + String.join("; ", problems));
+        }
+    }
+
+    private static int minPool(LaneConfig lanes, int readThreads) {
+        return lanes.laneCount() + readThreads + 2;
+    }
+
+    /** The pool size in force. */
+    public int poolSize() {
+        return jdbc.poolSize() != 0 ? jdbc.poolSize() : minPool(lanes, readThreads);
+    }
+
+    public ShardConfig withJdbc(Jdbc other) {
+        return new ShardConfig(shardId, host, port, other, limits, lanes, sweepInterval, sweepBucketsPerTickMax,
+                readThreads, readQueueCapacity);
+    }
+}

@@ -1,0 +1,166 @@
+package io.lastunit.shard;
+
+import com.zaxxer.hikari.HikariConfig;
+import com.zaxxer.hikari.HikariDataSource;
+import io.grpc.Server;
+import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
+import io.grpc.protobuf.services.HealthStatusManager;
+import io.lastunit.common.RequestValidator;
+import io.lastunit.shard.expiry.ExpirySweeper;
+import io.lastunit.shard.grpc.InventoryGrpcService;
+import io.lastunit.shard.grpc.ShardGrpcService;
+import io.lastunit.shard.lane.LaneEngine;
+import io.lastunit.shard.store.EmbeddedDatabase;
+import io.lastunit.shard.store.InvariantChecker;
+import io.lastunit.shard.store.ReadPool;
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.time.Duration;
+import java.time.InstantSource;
+import java.util.concurrent.TimeUnit;
+import javax.sql.DataSource;
+import org.flywaydb.core.Flyway;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * One running shard node: its connection pool and schema, the lane engine, the expiry
+ * sweeper, the read pool and the gRPC server, started in that order and stopped in reverse
+ * (the server stops taking calls first, the lanes finish what they accepted, the pool closes
+ * last). Lifecycle LATENT → STARTED → CLOSED; {@link #close()} is idempotent. Thread-safe.
+ */
+public final class ShardNode implements AutoCloseable {
+    private static final Logger log = LoggerFactory.getLogger(ShardNode.class);
+
+    private final ShardConfig config;
+    private final InstantSource clock;
+    private final EmbeddedDatabase embedded;
+    private HikariDataSource dataSource;
+    private LaneEngine engine;
+    private ExpirySweeper sweeper;
+    private ReadPool reads;
+    private InvariantChecker checker;
+    private Server server;
+    private HealthStatusManager health;
+    private State state = State.LATENT;
+
+    private enum State { LATENT, STARTED, CLOSED }
+
+    /**
+     * @param embedded an embedded database this node owns and closes, or null
+     */
+    public ShardNode(ShardConfig config, InstantSource clock, EmbeddedDatabase embedded) {
+        this.config = config;
+        this.clock = clock;
+        this.embedded = embedded;
+    }
+
+    public synchronized ShardNode start() throws IOException {
+        if (state != State.LATENT) {
+            throw new IllegalStateException("shard node " + config.shardId() + " is " + state);
+        }
+        dataSource = dataSource(config);
+        Flyway.configure().dataSource(dataSource).locations("classpath:db/migration").load().migrate();
+        engine = new LaneEngine(dataSource, config.lanes(), config.limits(), clock);
+        engine.start();
+        reads = new ReadPool(dataSource, config.readThreads(), config.readQueueCapacity(),
+                Duration.ofMillis(config.lanes().retryAfterMs()));
+        checker = new InvariantChecker(dataSource, config.shardId());
+        sweeper = new ExpirySweeper(dataSource, engine, config.sweepInterval(), config.sweepBucketsPerTickMax());
+        sweeper.start();
+        RequestValidator validator = new RequestValidator(config.limits());
+        health = new HealthStatusManager();
+        // Handlers never block (they validate and enqueue), so they run on the transport threads.
+        server = NettyServerBuilder.forAddress(new InetSocketAddress(config.host(), config.port()))
+                .directExecutor()
+                .addService(new InventoryGrpcService(validator, engine, reads))
+                .addService(new ShardGrpcService(validator, checker, reads))
+                .addService(health.getHealthService())
+                .permitKeepAliveTime(10, TimeUnit.SECONDS)
+                .permitKeepAliveWithoutCalls(true)
+                .maxInboundMessageSize(1 << 20)
+                .build()
+                .start();
+        health.setStatus("", io.grpc.health.v1.HealthCheckResponse.ServingStatus.SERVING);
+        state = State.STARTED;
+        log.info("shard {} serving on {}:{} ({} lanes, regions {})", config.shardId(), config.host(), port(),
+                config.lanes().laneCount(), config.limits().regions());
+        return this;
+    }
+
+    private static HikariDataSource dataSource(ShardConfig config) {
+        HikariConfig h = new HikariConfig();
+        h.setPoolName("shard-" + config.shardId());
+        h.setJdbcUrl(config.jdbc().url());
+        h.setUsername(config.jdbc().user());
+        h.setPassword(config.jdbc().password());
+        h.setMaximumPoolSize(config.poolSize());
+        h.setMinimumIdle(config.poolSize());
+        h.setAutoCommit(false);
+        h.setTransactionIsolation("TRANSACTION_READ_COMMITTED");
+        h.setConnectionTimeout(5_000);
+        h.setValidationTimeout(2_000);
+        h.addDataSourceProperty("tcpKeepAlive", "true");
+        h.addDataSourceProperty("ApplicationName", "lastunit-shard-" + config.shardId());
+        return new HikariDataSource(h);
+    }
+
+    public synchronized int port() {
+        return server.getPort();
+    }
+
+    public ShardConfig config() {
+        return config;
+    }
+
+    public synchronized LaneEngine engine() {
+        return engine;
+    }
+
+    public synchronized InvariantChecker checker() {
+        return checker;
+    }
+
+    public synchronized DataSource dataSource() {
+        return dataSource;
+    }
+
+    public synchronized ExpirySweeper sweeper() {
+        return sweeper;
+    }
+
+    @Override
+    public synchronized void close() {
+        if (state == State.CLOSED) {
+            return;
+        }
+        State was = state;
+        state = State.CLOSED;
+        if (was == State.STARTED) {
+            health.enterTerminalState();
+            server.shutdown();
+            sweeper.close();
+            engine.close();
+            reads.close();
+            try {
+                if (!server.awaitTermination(5, TimeUnit.SECONDS)) {
+                    server.shutdownNow();
+                }
+            } catch (InterruptedException e) {
+                server.shutdownNow();
+                Thread.currentThread().interrupt();
+            }
+        }
+        if (dataSource != null) {
+            dataSource.close();
+        }
+        if (embedded != null) {
+            try {
+                embedded.close();
+            } catch (IOException e) {
+                log.warn("embedded PostgreSQL did not stop cleanly: {}", e.toString());
+            }
+        }
+        log.info("shard {} stopped", config.shardId());
+    }
+}

@@ -1,0 +1,140 @@
+package io.lastunit.shard.grpc;
+
+import io.grpc.stub.StreamObserver;
+import io.lastunit.api.inventory.v1.ConfirmRequest;
+import io.lastunit.api.inventory.v1.ConfirmResponse;
+import io.lastunit.api.inventory.v1.CreateItemRequest;
+import io.lastunit.api.inventory.v1.CreateItemResponse;
+import io.lastunit.api.inventory.v1.ExtendRequest;
+import io.lastunit.api.inventory.v1.ExtendResponse;
+import io.lastunit.api.inventory.v1.GetHoldRequest;
+import io.lastunit.api.inventory.v1.GetHoldResponse;
+import io.lastunit.api.inventory.v1.GetStockRequest;
+import io.lastunit.api.inventory.v1.GetStockResponse;
+import io.lastunit.api.inventory.v1.InventoryServiceGrpc;
+import io.lastunit.api.inventory.v1.ReleaseRequest;
+import io.lastunit.api.inventory.v1.ReleaseResponse;
+import io.lastunit.api.inventory.v1.ReserveRequest;
+import io.lastunit.api.inventory.v1.ReserveResponse;
+import io.lastunit.api.inventory.v1.RestockRequest;
+import io.lastunit.api.inventory.v1.RestockResponse;
+import io.lastunit.common.Failure;
+import io.lastunit.common.HoldId;
+import io.lastunit.common.Reason;
+import io.lastunit.common.RequestValidator;
+import io.lastunit.shard.lane.LaneEngine;
+import io.lastunit.shard.store.HoldRow;
+import io.lastunit.shard.store.ItemStore;
+import io.lastunit.shard.store.ReadPool;
+
+/**
+ * The public API served by a shard node: validates every field at the edge, then hands writes
+ * to the {@link LaneEngine} and reads to the {@link ReadPool}. An adapter only: no decisions.
+ * Handlers never block, so the server runs them on the transport threads.
+ */
+public final class InventoryGrpcService extends InventoryServiceGrpc.InventoryServiceImplBase {
+    private final RequestValidator validator;
+    private final LaneEngine engine;
+    private final ReadPool reads;
+    private final ItemStore items = new ItemStore();
+
+    public InventoryGrpcService(RequestValidator validator, LaneEngine engine, ReadPool reads) {
+        this.validator = validator;
+        this.engine = engine;
+        this.reads = reads;
+    }
+
+    @Override
+    public void createItem(CreateItemRequest request, StreamObserver<CreateItemResponse> out) {
+        try {
+            validator.createItem(request);
+            Replies.send(engine.createItem(request), r -> r, out);
+        } catch (Failure f) {
+            Replies.fail(f, out);
+        }
+    }
+
+    @Override
+    public void restock(RestockRequest request, StreamObserver<RestockResponse> out) {
+        try {
+            validator.restock(request);
+            Replies.send(engine.restock(request), r -> r, out);
+        } catch (Failure f) {
+            Replies.fail(f, out);
+        }
+    }
+
+    @Override
+    public void getStock(GetStockRequest request, StreamObserver<GetStockResponse> out) {
+        try {
+            validator.getStock(request);
+            Replies.send(reads.submit(c -> {
+                var stock = items.readStock(c, request.getTenantId(), request.getItemId());
+                if (stock == null) {
+                    throw Failure.of(Reason.ITEM_NOT_FOUND,
+                            "no item " + request.getTenantId() + "/" + request.getItemId() + " on this shard");
+                }
+                return stock;
+            }), s -> GetStockResponse.newBuilder().setStock(s).build(), out);
+        } catch (Failure f) {
+            Replies.fail(f, out);
+        }
+    }
+
+    @Override
+    public void reserve(ReserveRequest request, StreamObserver<ReserveResponse> out) {
+        try {
+            validator.reserve(request);
+            Replies.send(engine.reserve(request), r -> r, out);
+        } catch (Failure f) {
+            Replies.fail(f, out);
+        }
+    }
+
+    @Override
+    public void extend(ExtendRequest request, StreamObserver<ExtendResponse> out) {
+        try {
+            HoldId id = validator.holdId(request.getHoldId());
+            Replies.send(engine.extend(id), h -> ExtendResponse.newBuilder().setHold(h).build(), out);
+        } catch (Failure f) {
+            Replies.fail(f, out);
+        }
+    }
+
+    @Override
+    public void confirm(ConfirmRequest request, StreamObserver<ConfirmResponse> out) {
+        try {
+            HoldId id = validator.confirm(request);
+            Replies.send(engine.confirm(id, request.getOrderRef()),
+                    h -> ConfirmResponse.newBuilder().setHold(h).build(), out);
+        } catch (Failure f) {
+            Replies.fail(f, out);
+        }
+    }
+
+    @Override
+    public void release(ReleaseRequest request, StreamObserver<ReleaseResponse> out) {
+        try {
+            HoldId id = validator.holdId(request.getHoldId());
+            Replies.send(engine.release(id), h -> ReleaseResponse.newBuilder().setHold(h).build(), out);
+        } catch (Failure f) {
+            Replies.fail(f, out);
+        }
+    }
+
+    @Override
+    public void getHold(GetHoldRequest request, StreamObserver<GetHoldResponse> out) {
+        try {
+            HoldId id = validator.holdId(request.getHoldId());
+            Replies.send(reads.submit(c -> {
+                HoldRow h = items.readHold(c, id.uuid());
+                if (h == null || !h.id().equals(id)) {
+                    throw Failure.of(Reason.HOLD_NOT_FOUND, "no hold " + request.getHoldId());
+                }
+                return h.toProto();
+            }), h -> GetHoldResponse.newBuilder().setHold(h).build(), out);
+        } catch (Failure f) {
+            Replies.fail(f, out);
+        }
+    }
+}

@@ -1,0 +1,607 @@
+package io.lastunit.shard.lane;
+
+import io.lastunit.api.inventory.v1.Hold;
+import io.lastunit.api.inventory.v1.ReserveOutcome;
+import io.lastunit.api.inventory.v1.ReserveResponse;
+import io.lastunit.common.Failure;
+import io.lastunit.common.HoldId;
+import io.lastunit.common.Reason;
+import io.lastunit.shard.store.HoldRow;
+import io.lastunit.shard.store.LaneStore;
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.UUID;
+
+/**
+ * One attempt at one batch of a lane, inside one transaction. In order:
+ * <ol>
+ *   <li>load the buckets the batch touches (cache misses only);</li>
+ *   <li>sweep buckets whose earliest expiry has passed, so expired holds never make a false
+ *       SOLD_OUT, then apply Confirm / Release / Extend (one statement each);</li>
+ *   <li>decide every Reserve in memory: retries by the bucket's key set, SOLD_OUT when the
+ *       bucket (plus what this batch gave back) is dry, LIMIT_EXCEEDED from buyer usage;</li>
+ *   <li>insert all new holds with one multi-row statement, then buyer usage;</li>
+ *   <li>last, one conditional update of every touched bucket's counters.</li>
+ * </ol>
+ * {@link #decideAndWrite} returns null when the batch is ready to commit, or a {@link Redo}
+ * when the database refused the cached view (a key already used, stale counters, usage
+ * changed underneath); the lane then rolls back and decides again. Results are published
+ * only by {@link #publish}, after the commit. Lane-confined; not thread-safe.
+ */
+final class Batch {
+
+    /** Why the batch must be decided again, and what to reload or treat as known first. */
+    record Redo(String why, Set<BucketKey> buckets, Set<String> keys) {
+    }
+
+    /** Counter changes of one bucket within this batch. */
+    private static final class Delta {
+        long available;
+        long held;
+        long sold;
+        /** Units taken by reserves decided in this batch. */
+        long taken;
+        /** Units given back by releases and expiries in this batch. */
+        long credited;
+        boolean swept;
+        long minNewExpiryMicros = Long.MAX_VALUE;
+        final List<String> newKeys = new ArrayList<>();
+    }
+
+    private final Lane lane;
+    private final Connection c;
+    private final List<Op> ops;
+    private final Set<String> keysElsewhere;
+    private final LaneStore store;
+
+    private final Map<BucketKey, Delta> deltas = new LinkedHashMap<>();
+    private final List<Runnable> completions = new ArrayList<>();
+    private final List<LaneStore.BucketRow> bucketRows = new ArrayList<>();
+    private final Map<BucketKey, Long> recomputedDue = new HashMap<>();
+
+    Batch(Lane lane, Connection c, List<Op> ops, Set<String> keysElsewhere) {
+        this.lane = lane;
+        this.c = c;
+        this.ops = ops;
+        this.keysElsewhere = keysElsewhere;
+        this.store = lane.store();
+    }
+
+    Redo decideAndWrite() throws SQLException {
+        List<Op.Reserve> reserves = new ArrayList<>();
+        Map<UUID, Op.HoldAction> actions = new LinkedHashMap<>();
+        Map<BucketKey, List<Op.Sweep>> sweeps = new LinkedHashMap<>();
+        for (Op op : ops) {
+            BucketState b = lane.bucket(c, op.bucket());
+            if (b == null) {
+                failMissing(op);
+                continue;
+            }
+            if (op instanceof Op.Reserve r) {
+                reserves.add(r);
+            } else if (op instanceof Op.HoldAction a) {
+                if (actions.putIfAbsent(a.holdId().uuid(), a) != null) {
+                    lane.carryOver(a); // a second call on the same hold waits for the first's outcome
+                }
+            } else if (op instanceof Op.Sweep s) {
+                sweeps.computeIfAbsent(s.bucket(), k -> new ArrayList<>()).add(s);
+            }
+        }
+        sweepDue(sweeps);
+        applyHoldActions(actions);
+        Redo redo = decideReserves(reserves);
+        if (redo != null) {
+            return redo;
+        }
+        return applyBucketDeltas();
+    }
+
+    private void failMissing(Op op) {
+        BucketKey k = op.bucket();
+        if (op instanceof Op.HoldAction a) {
+            op.future().completeExceptionally(Failure.of(Reason.HOLD_NOT_FOUND, "no hold " + a.holdId().encode()));
+        } else if (op instanceof Op.Sweep s) {
+            s.future().complete(0);
+        } else {
+            op.future().completeExceptionally(Failure.of(Reason.ITEM_NOT_FOUND,
+                    "no item " + k.tenantId() + "/" + k.itemId() + " on this shard"));
+        }
+    }
+
+    private Delta delta(BucketKey k) {
+        return deltas.computeIfAbsent(k, x -> new Delta());
+    }
+
+    // ---- expiry ----
+
+    private void sweepDue(Map<BucketKey, List<Op.Sweep>> requested) throws SQLException {
+        long now = lane.dbNowMicros();
+        Map<BucketKey, Integer> expiredPerBucket = new LinkedHashMap<>();
+        for (Op op : ops) {
+            BucketState b = lane.cached(op.bucket());
+            if (b == null || expiredPerBucket.containsKey(b.key)) {
+                continue;
+            }
+            if (requested.containsKey(b.key) || b.earliestDueMicros <= now) {
+                expiredPerBucket.put(b.key, sweep(b));
+            }
+        }
+        for (Map.Entry<BucketKey, List<Op.Sweep>> e : requested.entrySet()) {
+            int n = expiredPerBucket.getOrDefault(e.getKey(), 0);
+            for (Op.Sweep s : e.getValue()) {
+                completions.add(() -> s.future().complete(n));
+            }
+        }
+    }
+
+    private int sweep(BucketState b) throws SQLException {
+        BucketKey k = b.key;
+        int max = lane.config().sweepBatchMax();
+        List<HoldRow> expired = store.sweep(c, k.tenantId(), k.itemId(), k.bucketNo(), max);
+        Delta d = delta(k);
+        d.swept = true;
+        for (HoldRow h : expired) {
+            credit(d, h);
+        }
+        subtractUsage(b.item, expired);
+        recomputedDue.put(k, expired.size() >= max ? Long.MIN_VALUE
+                : store.earliestDue(c, k.tenantId(), k.itemId(), k.bucketNo()));
+        return expired.size();
+    }
+
+    private static void credit(Delta d, HoldRow h) {
+        d.available += h.qty();
+        d.held -= h.qty();
+        d.credited += h.qty();
+    }
+
+    private void subtractUsage(ItemConfig item, List<HoldRow> ended) throws SQLException {
+        if (!item.limited() || ended.isEmpty()) {
+            return;
+        }
+        int n = ended.size();
+        String[] t = new String[n];
+        String[] i = new String[n];
+        String[] b = new String[n];
+        Long[] q = new Long[n];
+        for (int x = 0; x < n; x++) {
+            HoldRow h = ended.get(x);
+            t[x] = h.tenantId();
+            i[x] = h.itemId();
+            b[x] = h.buyerId();
+            q[x] = (long) h.qty();
+        }
+        store.subtractUsage(c, t, i, b, q);
+    }
+
+    // ---- confirm, release, extend ----
+
+    private void applyHoldActions(Map<UUID, Op.HoldAction> actions) throws SQLException {
+        if (actions.isEmpty()) {
+            return;
+        }
+        Map<Op.HoldAction.Kind, List<Op.HoldAction>> byKind = new LinkedHashMap<>();
+        for (Op.HoldAction a : actions.values()) {
+            byKind.computeIfAbsent(a.kind(), k -> new ArrayList<>()).add(a);
+        }
+        Map<UUID, Op.HoldAction> unmatched = new LinkedHashMap<>(actions);
+        for (Map.Entry<Op.HoldAction.Kind, List<Op.HoldAction>> e : byKind.entrySet()) {
+            List<Op.HoldAction> list = e.getValue();
+            int n = list.size();
+            UUID[] ids = new UUID[n];
+            String[] t = new String[n];
+            String[] i = new String[n];
+            Integer[] bn = new Integer[n];
+            for (int x = 0; x < n; x++) {
+                HoldId id = list.get(x).holdId();
+                ids[x] = id.uuid();
+                t[x] = id.tenantId();
+                i[x] = id.itemId();
+                bn[x] = id.bucketNo();
+            }
+            List<HoldRow> changed = switch (e.getKey()) {
+                case CONFIRM -> store.confirm(c, ids, t, i, bn,
+                        list.stream().map(Op.HoldAction::orderRef).toArray(String[]::new));
+                case RELEASE -> store.release(c, ids, t, i, bn);
+                case EXTEND -> store.extend(c, ids, t, i, bn, list.stream()
+                        .map(a -> lane.cached(a.bucket()).item.extendByMs()).toArray(Long[]::new));
+            };
+            List<HoldRow> released = new ArrayList<>();
+            for (HoldRow h : changed) {
+                Op.HoldAction a = unmatched.remove(h.holdId());
+                Delta d = delta(a.bucket());
+                switch (a.kind()) {
+                    case CONFIRM -> {
+                        d.held -= h.qty();
+                        d.sold += h.qty();
+                    }
+                    case RELEASE -> {
+                        credit(d, h);
+                        released.add(h);
+                    }
+                    case EXTEND -> {
+                        // counters unchanged; the expiry only moved later
+                    }
+                }
+                Hold proto = h.toProto();
+                completions.add(() -> a.future().complete(proto));
+            }
+            if (!released.isEmpty()) {
+                subtractUsage(lane.cached(list.get(0).bucket()).item, released);
+            }
+        }
+        if (!unmatched.isEmpty()) {
+            explainUnmatched(unmatched);
+        }
+    }
+
+    /** Answers hold actions whose conditional update matched nothing, from the hold's current row. */
+    private void explainUnmatched(Map<UUID, Op.HoldAction> unmatched) throws SQLException {
+        Map<UUID, HoldRow> rows = new HashMap<>();
+        for (HoldRow h : store.readHolds(c, unmatched.keySet().toArray(UUID[]::new))) {
+            rows.put(h.holdId(), h);
+        }
+        for (Op.HoldAction a : unmatched.values()) {
+            HoldRow h = rows.get(a.holdId().uuid());
+            HoldId id = a.holdId();
+            if (h == null || !h.tenantId().equals(id.tenantId()) || !h.itemId().equals(id.itemId())
+                    || h.bucketNo() != id.bucketNo()) {
+                fail(a, Failure.of(Reason.HOLD_NOT_FOUND, "no hold " + id.encode()));
+                continue;
+            }
+            String state = h.effectiveState();
+            if (a.kind() == Op.HoldAction.Kind.CONFIRM && "SOLD".equals(h.state())) {
+                if (a.orderRef().equals(h.orderRef())) {
+                    Hold proto = h.toProto();
+                    completions.add(() -> a.future().complete(proto));
+                } else {
+                    fail(a, Failure.of(Reason.ORDER_REF_MISMATCH, "hold " + id.encode()
+                            + " was confirmed with order_ref=" + h.orderRef() + ", not " + a.orderRef(),
+                            Map.of("state", "SOLD")));
+                }
+            } else if (!"HELD".equals(state)) {
+                fail(a, Failure.of(Reason.HOLD_NOT_HELD, "hold " + id.encode() + " is " + state
+                        + "; " + a.kind() + " needs HELD", Map.of("state", state)));
+            } else if (a.kind() == Op.HoldAction.Kind.EXTEND && h.extended()) {
+                fail(a, Failure.of(Reason.HOLD_ALREADY_EXTENDED, "hold " + id.encode()
+                        + " was already extended (once per hold); it expires at " + h.expiresAt(),
+                        Map.of("state", state)));
+            } else {
+                // HELD, unexpired, yet unmatched: another writer is at work. Try again next batch.
+                lane.carryOver(a);
+            }
+        }
+    }
+
+    private void fail(Op op, Failure f) {
+        completions.add(() -> op.future().completeExceptionally(f));
+    }
+
+    // ---- reserve ----
+
+    private Redo decideReserves(List<Op.Reserve> reserves) throws SQLException {
+        if (reserves.isEmpty()) {
+            return null;
+        }
+        Map<String, Long> usage = readUsage(reserves);
+        Map<String, Long> usageAdded = new LinkedHashMap<>();
+        Map<String, Op.Reserve> leaders = new HashMap<>();
+        Map<Op.Reserve, Op.Reserve> followers = new LinkedHashMap<>();
+        List<Op.Reserve> lookups = new ArrayList<>();
+        List<Op.Reserve> maybeSoldOut = new ArrayList<>();
+        List<Op.Reserve> accepted = new ArrayList<>();
+        for (Op.Reserve r : reserves) {
+            BucketState b = lane.cached(r.bucket());
+            ItemConfig item = b.item;
+            var q = r.request();
+            String tk = q.getTenantId() + '\0' + q.getIdempotencyKey();
+            Op.Reserve leader = leaders.putIfAbsent(tk, r);
+            if (leader != null) {
+                if (leader.fingerprint().equals(r.fingerprint())) {
+                    followers.put(r, leader);
+                } else {
+                    lane.carryOver(r); // decided against the leader's committed outcome next batch
+                }
+                continue;
+            }
+            if (b.knowsKey(q.getIdempotencyKey()) || keysElsewhere.contains(tk)) {
+                lookups.add(r);
+                continue;
+            }
+            if (!item.active()) {
+                fail(r, Failure.retryable(Reason.ITEM_NOT_ACTIVE, "item " + q.getTenantId() + "/" + q.getItemId()
+                        + " is " + item.state(), lane.retryAfter()));
+                continue;
+            }
+            Delta d = delta(r.bucket());
+            long remaining = b.available + d.credited - d.taken;
+            if (remaining < q.getQuantity()) {
+                if (b.keysComplete()) {
+                    answer(r, ReserveResponse.newBuilder().setOutcome(ReserveOutcome.SOLD_OUT).build());
+                } else {
+                    maybeSoldOut.add(r);
+                }
+                continue;
+            }
+            if (item.limited()) {
+                String uk = LaneStore.usageKey(q.getTenantId(), q.getItemId(), q.getBuyerId());
+                long used = usage.getOrDefault(uk, 0L) + usageAdded.getOrDefault(uk, 0L);
+                if (used + q.getQuantity() > item.perBuyerLimit()) {
+                    answer(r, ReserveResponse.newBuilder().setOutcome(ReserveOutcome.LIMIT_EXCEEDED).build());
+                    continue;
+                }
+                usageAdded.merge(uk, (long) q.getQuantity(), Long::sum);
+            }
+            d.taken += q.getQuantity();
+            accepted.add(r);
+        }
+        resolveMaybeSoldOut(maybeSoldOut, lookups);
+        Map<String, ReserveResponse> byKey = answerLookups(lookups);
+        Redo redo = insertHolds(accepted, byKey);
+        if (redo != null) {
+            return redo;
+        }
+        redo = writeUsage(accepted, usage, usageAdded);
+        if (redo != null) {
+            return redo;
+        }
+        for (Map.Entry<Op.Reserve, Op.Reserve> f : followers.entrySet()) {
+            Op.Reserve leader = f.getValue();
+            Op.Reserve follower = f.getKey();
+            completions.add(() -> leader.future().whenComplete((resp, err) -> {
+                if (err != null) {
+                    follower.future().completeExceptionally(err);
+                } else {
+                    follower.future().complete(resp);
+                }
+            }));
+        }
+        return null;
+    }
+
+    private void answer(Op.Reserve r, ReserveResponse resp) {
+        completions.add(() -> r.future().complete(resp));
+    }
+
+    private Map<String, Long> readUsage(List<Op.Reserve> reserves) throws SQLException {
+        List<Op.Reserve> limited = new ArrayList<>();
+        for (Op.Reserve r : reserves) {
+            BucketState b = lane.cached(r.bucket());
+            if (b.item.limited() && b.available + delta(r.bucket()).credited > 0) {
+                limited.add(r);
+            }
+        }
+        if (limited.isEmpty()) {
+            return Map.of();
+        }
+        int n = limited.size();
+        String[] t = new String[n];
+        String[] i = new String[n];
+        String[] bu = new String[n];
+        for (int x = 0; x < n; x++) {
+            var q = limited.get(x).request();
+            t[x] = q.getTenantId();
+            i[x] = q.getItemId();
+            bu[x] = q.getBuyerId();
+        }
+        return store.readUsage(c, t, i, bu);
+    }
+
+    /** Keys the bucket's key set could not vouch for: a known key is a retry, the rest SOLD_OUT. */
+    private void resolveMaybeSoldOut(List<Op.Reserve> maybe, List<Op.Reserve> lookups) throws SQLException {
+        if (maybe.isEmpty()) {
+            return;
+        }
+        List<HoldRow> found = store.readHoldsByKey(c,
+                maybe.stream().map(r -> r.request().getTenantId()).toArray(String[]::new),
+                maybe.stream().map(r -> r.request().getIdempotencyKey()).toArray(String[]::new));
+        Set<String> known = new java.util.HashSet<>();
+        for (HoldRow h : found) {
+            known.add(h.tenantId() + '\0' + h.idempotencyKey());
+        }
+        for (Op.Reserve r : maybe) {
+            if (known.contains(r.request().getTenantId() + '\0' + r.request().getIdempotencyKey())) {
+                lookups.add(r);
+            } else {
+                answer(r, ReserveResponse.newBuilder().setOutcome(ReserveOutcome.SOLD_OUT).build());
+            }
+        }
+    }
+
+    /** Retried keys: the same request gets its original hold back; other parameters are refused. */
+    private Map<String, ReserveResponse> answerLookups(List<Op.Reserve> lookups) throws SQLException {
+        if (lookups.isEmpty()) {
+            return Map.of();
+        }
+        Map<String, HoldRow> rows = new HashMap<>();
+        for (HoldRow h : store.readHoldsByKey(c,
+                lookups.stream().map(r -> r.request().getTenantId()).toArray(String[]::new),
+                lookups.stream().map(r -> r.request().getIdempotencyKey()).toArray(String[]::new))) {
+            rows.put(h.tenantId() + '\0' + h.idempotencyKey(), h);
+        }
+        for (Op.Reserve r : lookups) {
+            var q = r.request();
+            HoldRow h = rows.get(q.getTenantId() + '\0' + q.getIdempotencyKey());
+            if (h == null) {
+                // The key set named a key the table does not have (its insert was rolled back):
+                // decide it afresh next batch.
+                keysElsewhere.remove(q.getTenantId() + '\0' + q.getIdempotencyKey());
+                lane.carryOver(r);
+            } else if (h.fingerprint().equals(r.fingerprint())) {
+                answer(r, ReserveResponse.newBuilder().setOutcome(ReserveOutcome.RESERVED).setHold(h.toProto()).build());
+            } else {
+                fail(r, Failure.of(Reason.IDEMPOTENCY_KEY_REUSED, "idempotency_key " + q.getIdempotencyKey()
+                        + " was first used for item=" + h.itemId() + " quantity=" + h.qty() + " buyer=" + h.buyerId()
+                        + "; this request differs"));
+            }
+        }
+        return Map.of();
+    }
+
+    private Redo insertHolds(List<Op.Reserve> accepted, Map<String, ReserveResponse> unused) throws SQLException {
+        if (accepted.isEmpty()) {
+            return null;
+        }
+        int n = accepted.size();
+        UUID[] ids = new UUID[n];
+        String[] t = new String[n];
+        String[] i = new String[n];
+        Integer[] bn = new Integer[n];
+        String[] rg = new String[n];
+        Integer[] qty = new Integer[n];
+        String[] buyer = new String[n];
+        String[] key = new String[n];
+        String[] fp = new String[n];
+        Long[] ttl = new Long[n];
+        long nowMillis = lane.dbNowMicros() / 1000;
+        for (int x = 0; x < n; x++) {
+            Op.Reserve r = accepted.get(x);
+            var q = r.request();
+            ids[x] = HoldId.create(q.getTenantId(), q.getItemId(), q.getRegion(), r.bucket().bucketNo(), nowMillis).uuid();
+            t[x] = q.getTenantId();
+            i[x] = q.getItemId();
+            bn[x] = r.bucket().bucketNo();
+            rg[x] = q.getRegion();
+            qty[x] = q.getQuantity();
+            buyer[x] = q.getBuyerId();
+            key[x] = q.getIdempotencyKey();
+            fp[x] = r.fingerprint();
+            ttl[x] = r.holdTtlMsRequested() != 0 ? r.holdTtlMsRequested() : lane.cached(r.bucket()).item.holdTtlMs();
+        }
+        List<HoldRow> inserted = store.insertHolds(c, ids, t, i, bn, rg, qty, buyer, key, fp, ttl);
+        if (inserted.size() != n) {
+            Set<String> placed = new java.util.HashSet<>();
+            for (HoldRow h : inserted) {
+                placed.add(h.tenantId() + '\0' + h.idempotencyKey());
+            }
+            Set<String> elsewhere = new java.util.HashSet<>();
+            for (int x = 0; x < n; x++) {
+                if (!placed.contains(t[x] + '\0' + key[x])) {
+                    elsewhere.add(t[x] + '\0' + key[x]);
+                }
+            }
+            return new Redo(elsewhere.size() + " idempotency keys already in use", Set.of(), elsewhere);
+        }
+        Map<String, HoldRow> byKey = new HashMap<>(n * 2);
+        for (HoldRow h : inserted) {
+            byKey.put(h.tenantId() + '\0' + h.idempotencyKey(), h);
+        }
+        for (Op.Reserve r : accepted) {
+            var q = r.request();
+            HoldRow h = byKey.get(q.getTenantId() + '\0' + q.getIdempotencyKey());
+            Delta d = delta(r.bucket());
+            d.available -= h.qty();
+            d.held += h.qty();
+            d.newKeys.add(h.idempotencyKey());
+            long expiry = h.expiresAt().getEpochSecond() * 1_000_000L + h.expiresAt().getNano() / 1_000;
+            d.minNewExpiryMicros = Math.min(d.minNewExpiryMicros, expiry);
+            answer(r, ReserveResponse.newBuilder().setOutcome(ReserveOutcome.RESERVED).setHold(h.toProto()).build());
+        }
+        return null;
+    }
+
+    private Redo writeUsage(List<Op.Reserve> accepted, Map<String, Long> usage, Map<String, Long> added)
+            throws SQLException {
+        if (added.isEmpty()) {
+            return null;
+        }
+        int n = added.size();
+        String[] t = new String[n];
+        String[] i = new String[n];
+        String[] b = new String[n];
+        Long[] expected = new Long[n];
+        Long[] add = new Long[n];
+        int x = 0;
+        for (Map.Entry<String, Long> e : added.entrySet()) {
+            String[] parts = e.getKey().split("\0", 3);
+            t[x] = parts[0];
+            i[x] = parts[1];
+            b[x] = parts[2];
+            expected[x] = usage.getOrDefault(e.getKey(), 0L);
+            add[x] = e.getValue();
+            x++;
+        }
+        int matched = store.casUsage(c, t, i, b, expected, add);
+        if (matched != n) {
+            return new Redo("buyer usage changed underneath (" + matched + " of " + n + " matched)", Set.of(), Set.of());
+        }
+        return null;
+    }
+
+    // ---- the hot row, last ----
+
+    private Redo applyBucketDeltas() throws SQLException {
+        List<BucketKey> keys = new ArrayList<>();
+        for (Map.Entry<BucketKey, Delta> e : deltas.entrySet()) {
+            Delta d = e.getValue();
+            if (d.available != 0 || d.held != 0 || d.sold != 0) {
+                keys.add(e.getKey());
+            }
+        }
+        if (keys.isEmpty()) {
+            return null;
+        }
+        int n = keys.size();
+        String[] t = new String[n];
+        String[] i = new String[n];
+        Integer[] bn = new Integer[n];
+        Long[] da = new Long[n];
+        Long[] dh = new Long[n];
+        Long[] ds = new Long[n];
+        for (int x = 0; x < n; x++) {
+            BucketKey k = keys.get(x);
+            Delta d = deltas.get(k);
+            t[x] = k.tenantId();
+            i[x] = k.itemId();
+            bn[x] = k.bucketNo();
+            da[x] = d.available;
+            dh[x] = d.held;
+            ds[x] = d.sold;
+        }
+        List<LaneStore.BucketRow> rows = store.applyBucketDeltas(c, t, i, bn, da, dh, ds);
+        if (rows.size() != n) {
+            Set<BucketKey> stale = new java.util.HashSet<>(keys);
+            for (LaneStore.BucketRow r : rows) {
+                stale.remove(new BucketKey(r.tenantId(), r.itemId(), r.bucketNo()));
+            }
+            return new Redo("conditional bucket update matched " + rows.size() + " of " + n + " (stale cache: "
+                    + stale + ")", stale, Set.of());
+        }
+        bucketRows.addAll(rows);
+        return null;
+    }
+
+    /** After the commit: refresh the cache from what the database returned, then answer every caller. */
+    void publish() {
+        for (LaneStore.BucketRow r : bucketRows) {
+            BucketState b = lane.cached(new BucketKey(r.tenantId(), r.itemId(), r.bucketNo()));
+            if (b != null) {
+                b.setCounters(r.allotment(), r.available(), r.held(), r.sold());
+            }
+        }
+        for (Map.Entry<BucketKey, Delta> e : deltas.entrySet()) {
+            BucketState b = lane.cached(e.getKey());
+            if (b == null) {
+                continue;
+            }
+            Delta d = e.getValue();
+            for (String k : d.newKeys) {
+                b.addKey(k);
+            }
+            Long due = recomputedDue.get(e.getKey());
+            if (due != null) {
+                b.earliestDueMicros = due;
+            }
+            b.earliestDueMicros = Math.min(b.earliestDueMicros, d.minNewExpiryMicros);
+        }
+        for (Runnable r : completions) {
+            r.run();
+        }
+    }
+}

@@ -1,0 +1,51 @@
+package io.lastunit.shard.lane;
+
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * Bounds of the lane engine, validated at start.
+ *
+ * @param laneCount        single-writer lanes (threads, each with one connection per batch)
+ * @param queueCapacity    operations waiting per lane; a full queue answers RESOURCE_EXHAUSTED
+ * @param batchMax         operations decided and committed together in one transaction
+ * @param redoMax          times a batch is decided again after the database refused the
+ *                         cached view (stale counters, a key placed elsewhere) before its
+ *                         operations fail with UNAVAILABLE
+ * @param keyIndexMax      idempotency keys remembered per bucket
+ * @param sweepBatchMax    holds expired by one sweep statement
+ * @param retryAfterMs     the retry hint sent with QUEUE_FULL and STORE_UNAVAILABLE
+ */
+public record LaneConfig(
+        int laneCount,
+        int queueCapacity,
+        int batchMax,
+        int redoMax,
+        int keyIndexMax,
+        int sweepBatchMax,
+        long retryAfterMs) {
+
+    public static LaneConfig defaults() {
+        return new LaneConfig(4, 16_384, 512, 3, 1_000_000, 1_000, 50);
+    }
+
+    public LaneConfig {
+        List<String> problems = new ArrayList<>();
+        check(problems, "laneCount", laneCount, 1, 256);
+        check(problems, "queueCapacity", queueCapacity, 1, 1 << 22);
+        check(problems, "batchMax", batchMax, 1, 10_000);
+        check(problems, "redoMax", redoMax, 0, 100);
+        check(problems, "keyIndexMax", keyIndexMax, 0, 100_000_000);
+        check(problems, "sweepBatchMax", sweepBatchMax, 1, 100_000);
+        check(problems, "retryAfterMs", retryAfterMs, 1, 60_000);
+        if (!problems.isEmpty()) {
+            throw new IllegalArgumentException("invalid lane config: " + String.join("; ", problems));
+        }
+    }
+
+    private static void check(List<String> problems, String name, long v, long min, long max) {
+        if (v < min || v > max) {
+            problems.add(name + "=" + v + " is outside [" + min + ", " + max + "]");
+        }
+    }
+}

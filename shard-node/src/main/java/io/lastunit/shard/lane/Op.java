@@ -1,0 +1,46 @@
+package io.lastunit.shard.lane;
+
+import io.lastunit.api.inventory.v1.CreateItemRequest;
+import io.lastunit.api.inventory.v1.CreateItemResponse;
+import io.lastunit.api.inventory.v1.Hold;
+import io.lastunit.api.inventory.v1.ReserveRequest;
+import io.lastunit.api.inventory.v1.ReserveResponse;
+import io.lastunit.api.inventory.v1.RestockRequest;
+import io.lastunit.api.inventory.v1.RestockResponse;
+import io.lastunit.common.HoldId;
+import java.util.concurrent.CompletableFuture;
+
+/**
+ * One operation waiting in a lane's queue. Each carries the bucket that decides which lane
+ * runs it and the future completed after the batch that applied it committed (or failed).
+ * Requests arrive validated.
+ */
+sealed interface Op {
+    BucketKey bucket();
+
+    CompletableFuture<?> future();
+
+    /** Reserve: place a hold or answer SOLD_OUT / LIMIT_EXCEEDED. */
+    record Reserve(BucketKey bucket, ReserveRequest request, String fingerprint, long holdTtlMsRequested,
+                   CompletableFuture<ReserveResponse> future) implements Op {
+    }
+
+    /** Confirm, Release or Extend of one hold. */
+    record HoldAction(BucketKey bucket, HoldId holdId, Kind kind, String orderRef,
+                      CompletableFuture<Hold> future) implements Op {
+        enum Kind { CONFIRM, RELEASE, EXTEND }
+    }
+
+    /** Expire the bucket's due holds (from the sweeper); completes with the count expired. */
+    record Sweep(BucketKey bucket, CompletableFuture<Integer> future) implements Op {
+    }
+
+    /** Create an item and its bucket 0. */
+    record CreateItem(BucketKey bucket, CreateItemRequest request, long holdTtlMs, long extendByMs,
+                      CompletableFuture<CreateItemResponse> future) implements Op {
+    }
+
+    /** Add units to an item's bucket 0. */
+    record Restock(BucketKey bucket, RestockRequest request, CompletableFuture<RestockResponse> future) implements Op {
+    }
+}

@@ -1,0 +1,51 @@
+package io.lastunit.shard.store;
+
+import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
+import java.io.IOException;
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.sql.Statement;
+
+/**
+ * A real PostgreSQL server unpacked from Maven and started in a temporary directory, for
+ * running lastunit with nothing installed (`./lastunit demo`, a node with no JDBC URL). Its
+ * data is gone when it closes. Listens on 127.0.0.1 only. Thread-safe.
+ */
+public final class EmbeddedDatabase implements AutoCloseable {
+    private final EmbeddedPostgres postgres;
+
+    private EmbeddedDatabase(EmbeddedPostgres postgres) {
+        this.postgres = postgres;
+    }
+
+    public static EmbeddedDatabase start() throws IOException {
+        return new EmbeddedDatabase(EmbeddedPostgres.builder()
+                .setServerConfig("listen_addresses", "127.0.0.1")
+                .setServerConfig("max_connections", "200")
+                .start());
+    }
+
+    /** Creates a database (if absent) and returns how to reach it. */
+    public Target createDatabase(String name) throws SQLException {
+        try (Connection c = postgres.getPostgresDatabase().getConnection(); Statement s = c.createStatement()) {
+            var rs = s.executeQuery("SELECT 1 FROM pg_database WHERE datname = '" + name.replace("'", "''") + "'");
+            if (!rs.next()) {
+                s.execute("CREATE DATABASE \"" + name.replace("\"", "\"\"") + "\"");
+            }
+        }
+        return new Target("jdbc:postgresql://127.0.0.1:" + postgres.getPort() + "/" + name, "postgres", "");
+    }
+
+    /** A JDBC URL with its user and password. */
+    public record Target(String url, String user, String password) {
+    }
+
+    public int port() {
+        return postgres.getPort();
+    }
+
+    @Override
+    public void close() throws IOException {
+        postgres.close();
+    }
+}

@@ -1,0 +1,194 @@
+package io.lastunit.shard.store;
+
+import io.lastunit.api.shard.v1.Drift;
+import io.lastunit.api.shard.v1.DriftKind;
+import io.lastunit.api.shard.v1.InvariantReport;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.util.HashMap;
+import java.util.Map;
+import javax.sql.DataSource;
+
+/**
+ * Checks the invariants of DESIGN §1 that one shard can check alone, on committed data, in
+ * one read-only REPEATABLE READ snapshot (so it is exact while sales go on):
+ * <ul>
+ *   <li>per bucket: counters not negative and {@code available + held + sold = allotment};</li>
+ *   <li>per bucket: {@code held = Σ qty of HELD holds} and {@code sold = Σ qty of SOLD holds};</li>
+ *   <li>per item: {@code total = Σ allotment} of its buckets;</li>
+ *   <li>per buyer of a limited item: usage = Σ qty of the buyer's HELD and SOLD holds.</li>
+ * </ul>
+ * Every drift is named with what was expected and what was found; at most
+ * {@link #DRIFTS_MAX} are listed. Thread-safe; each call uses its own connection.
+ */
+public final class InvariantChecker {
+    public static final int DRIFTS_MAX = 1_000;
+
+    private final DataSource dataSource;
+    private final String shardId;
+
+    public InvariantChecker(DataSource dataSource, String shardId) {
+        this.dataSource = dataSource;
+        this.shardId = shardId;
+    }
+
+    /** Checks one tenant's items, one item, or everything (empty strings = no filter). */
+    public InvariantReport check(String tenant, String item) throws SQLException {
+        try (Connection c = dataSource.getConnection()) {
+            return check(c, tenant, item);
+        }
+    }
+
+    /**
+     * The same on a given connection, which must not be inside a transaction yet (autocommit
+     * off, nothing run); the check ends its own transaction and restores the connection.
+     */
+    public InvariantReport check(Connection c, String tenant, String item) throws SQLException {
+        InvariantReport.Builder report = InvariantReport.newBuilder().setShardId(shardId);
+        c.setTransactionIsolation(Connection.TRANSACTION_REPEATABLE_READ);
+        c.setReadOnly(true);
+        try {
+            Map<String, long[]> holdSums = holdSums(c, tenant, item, report);
+            checkBuckets(c, tenant, item, holdSums, report);
+            checkItems(c, tenant, item, report);
+            checkUsage(c, tenant, item, report);
+            c.commit();
+        } finally {
+            c.rollback();
+            c.setReadOnly(false);
+            c.setTransactionIsolation(Connection.TRANSACTION_READ_COMMITTED);
+        }
+        return report.setOk(report.getDriftsCount() == 0).build();
+    }
+
+    private static String filter(String alias, String tenant, String item) {
+        String f = " WHERE (? = '' OR " + alias + "tenant_id = ?) AND (? = '' OR " + alias + "item_id = ?)";
+        return f;
+    }
+
+    private static void bindFilter(PreparedStatement ps, int from, String tenant, String item) throws SQLException {
+        ps.setString(from, tenant);
+        ps.setString(from + 1, tenant);
+        ps.setString(from + 2, item);
+        ps.setString(from + 3, item);
+    }
+
+    private static String key(String t, String i, int b) {
+        return t + '\0' + i + '\0' + b;
+    }
+
+    private Map<String, long[]> holdSums(Connection c, String tenant, String item, InvariantReport.Builder report)
+            throws SQLException {
+        Map<String, long[]> sums = new HashMap<>();
+        try (PreparedStatement ps = c.prepareStatement("SELECT tenant_id, item_id, bucket_no,"
+                + " coalesce(sum(qty) FILTER (WHERE state = 'HELD'), 0),"
+                + " coalesce(sum(qty) FILTER (WHERE state = 'SOLD'), 0), count(*) FROM holds"
+                + filter("", tenant, item) + " GROUP BY tenant_id, item_id, bucket_no")) {
+            bindFilter(ps, 1, tenant, item);
+            try (ResultSet rs = ps.executeQuery()) {
+                long holds = 0;
+                while (rs.next()) {
+                    sums.put(key(rs.getString(1), rs.getString(2), rs.getInt(3)), new long[] {rs.getLong(4), rs.getLong(5)});
+                    holds += rs.getLong(6);
+                }
+                report.setHoldsChecked(holds);
+            }
+        }
+        return sums;
+    }
+
+    private void checkBuckets(Connection c, String tenant, String item, Map<String, long[]> holdSums,
+                              InvariantReport.Builder report) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement("SELECT tenant_id, item_id, bucket_no, allotment, available,"
+                + " held, sold FROM buckets" + filter("", tenant, item))) {
+            bindFilter(ps, 1, tenant, item);
+            try (ResultSet rs = ps.executeQuery()) {
+                int n = 0;
+                while (rs.next()) {
+                    n++;
+                    String t = rs.getString(1);
+                    String i = rs.getString(2);
+                    int b = rs.getInt(3);
+                    long allotment = rs.getLong(4);
+                    long available = rs.getLong(5);
+                    long held = rs.getLong(6);
+                    long sold = rs.getLong(7);
+                    if (available < 0 || held < 0 || sold < 0) {
+                        drift(report, DriftKind.NEGATIVE_COUNTER, t, i, b, "", 0, Math.min(available, Math.min(held, sold)),
+                                "available=" + available + ", held=" + held + ", sold=" + sold);
+                    }
+                    if (available + held + sold != allotment) {
+                        drift(report, DriftKind.BUCKET_SUM, t, i, b, "", allotment, available + held + sold,
+                                "available=" + available + " + held=" + held + " + sold=" + sold + " != allotment=" + allotment);
+                    }
+                    long[] s = holdSums.getOrDefault(key(t, i, b), new long[2]);
+                    if (held != s[0]) {
+                        drift(report, DriftKind.HELD_MISMATCH, t, i, b, "", s[0], held,
+                                "bucket.held=" + held + " but HELD holds sum to " + s[0]);
+                    }
+                    if (sold != s[1]) {
+                        drift(report, DriftKind.SOLD_MISMATCH, t, i, b, "", s[1], sold,
+                                "bucket.sold=" + sold + " but SOLD holds sum to " + s[1]);
+                    }
+                }
+                report.setBucketsChecked(n);
+            }
+        }
+    }
+
+    private void checkItems(Connection c, String tenant, String item, InvariantReport.Builder report)
+            throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement("SELECT i.tenant_id, i.item_id, i.total,"
+                + " coalesce(sum(b.allotment), 0) FROM items i LEFT JOIN buckets b"
+                + " ON b.tenant_id = i.tenant_id AND b.item_id = i.item_id" + filter("i.", tenant, item)
+                + " GROUP BY i.tenant_id, i.item_id, i.total")) {
+            bindFilter(ps, 1, tenant, item);
+            try (ResultSet rs = ps.executeQuery()) {
+                int n = 0;
+                while (rs.next()) {
+                    n++;
+                    if (rs.getLong(3) != rs.getLong(4)) {
+                        drift(report, DriftKind.ITEM_TOTAL, rs.getString(1), rs.getString(2), -1, "", rs.getLong(3),
+                                rs.getLong(4), "item.total=" + rs.getLong(3) + " but bucket allotments sum to " + rs.getLong(4));
+                    }
+                }
+                report.setItemsChecked(n);
+            }
+        }
+    }
+
+    private void checkUsage(Connection c, String tenant, String item, InvariantReport.Builder report)
+            throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement("""
+                SELECT x.tenant_id, x.item_id, x.buyer_id, x.used, x.holding FROM (
+                    SELECT coalesce(u.tenant_id, h.tenant_id) AS tenant_id, coalesce(u.item_id, h.item_id) AS item_id,
+                           coalesce(u.buyer_id, h.buyer_id) AS buyer_id, coalesce(u.qty, 0) AS used,
+                           coalesce(h.q, 0) AS holding
+                      FROM buyer_usage u
+                      FULL JOIN (SELECT tenant_id, item_id, buyer_id, sum(qty) AS q FROM holds
+                                  WHERE state IN ('HELD', 'SOLD') GROUP BY tenant_id, item_id, buyer_id) h
+                        ON h.tenant_id = u.tenant_id AND h.item_id = u.item_id AND h.buyer_id = u.buyer_id
+                ) x JOIN items i ON i.tenant_id = x.tenant_id AND i.item_id = x.item_id AND i.per_buyer_limit > 0
+                """ + filter("x.", tenant, item) + " AND x.used <> x.holding")) {
+            bindFilter(ps, 1, tenant, item);
+            try (ResultSet rs = ps.executeQuery()) {
+                while (rs.next()) {
+                    drift(report, DriftKind.BUYER_USAGE, rs.getString(1), rs.getString(2), -1, rs.getString(3),
+                            rs.getLong(5), rs.getLong(4), "buyer_usage.qty=" + rs.getLong(4)
+                                    + " but the buyer's HELD and SOLD holds sum to " + rs.getLong(5));
+                }
+            }
+        }
+    }
+
+    private static void drift(InvariantReport.Builder report, DriftKind kind, String tenant, String item, int bucket,
+                              String buyer, long expected, long actual, String detail) {
+        if (report.getDriftsCount() >= DRIFTS_MAX) {
+            return;
+        }
+        report.addDrifts(Drift.newBuilder().setKind(kind).setTenantId(tenant).setItemId(item).setBucketNo(bucket)
+                .setBuyerId(buyer).setExpected(expected).setActual(actual).setDetail(detail));
+    }
+}

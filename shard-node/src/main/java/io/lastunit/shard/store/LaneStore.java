@@ -1,0 +1,380 @@
+package io.lastunit.shard.store;
+
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Timestamp;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+
+/**
+ * The statements a lane runs, each one round trip that handles a whole batch through
+ * {@code unnest} of arrays, each transition conditional, each writing its outbox rows in the
+ * same statement (a data-modifying CTE). Stateless: the caller owns the connection and the
+ * transaction; nothing here commits. Thread-safe.
+ *
+ * <p>Hazard: the bucket update must run last in its transaction (it takes the hot row lock);
+ * {@link #applyBucketDeltas} is written for that place.
+ */
+public final class LaneStore {
+
+    /** A bucket row as returned by the conditional update or a load. */
+    public record BucketRow(String tenantId, String itemId, int bucketNo,
+                            long allotment, long available, long held, long sold) {
+    }
+
+    /** An item with one of its buckets, the earliest HELD expiry in it and the database clock. */
+    public record LoadedBucket(String homeRegion, long total, int perBuyerLimit, long holdTtlMs, long extendByMs,
+                               int bucketCount, String state, BucketRow bucket,
+                               long earliestDueMicros, long dbNowMicros) {
+    }
+
+    private static final String LOAD_BUCKET = """
+            SELECT i.home_region, i.total, i.per_buyer_limit, i.hold_ttl_ms, i.extend_by_ms, i.bucket_count, i.state,
+                   b.allotment, b.available, b.held, b.sold,
+                   (SELECT min(h.expires_at) FROM holds h
+                     WHERE h.tenant_id = b.tenant_id AND h.item_id = b.item_id AND h.bucket_no = b.bucket_no
+                       AND h.state = 'HELD'),
+                   now()
+              FROM items i JOIN buckets b ON b.tenant_id = i.tenant_id AND b.item_id = i.item_id
+             WHERE b.tenant_id = ? AND b.item_id = ? AND b.bucket_no = ?""";
+
+    public LoadedBucket loadBucket(Connection c, String tenant, String item, int bucketNo) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement(LOAD_BUCKET)) {
+            ps.setString(1, tenant);
+            ps.setString(2, item);
+            ps.setInt(3, bucketNo);
+            try (ResultSet rs = ps.executeQuery()) {
+                if (!rs.next()) {
+                    return null;
+                }
+                Timestamp due = rs.getTimestamp(12);
+                return new LoadedBucket(rs.getString(1), rs.getLong(2), rs.getInt(3), rs.getLong(4), rs.getLong(5),
+                        rs.getInt(6), rs.getString(7),
+                        new BucketRow(tenant, item, bucketNo, rs.getLong(8), rs.getLong(9), rs.getLong(10), rs.getLong(11)),
+                        due == null ? Long.MAX_VALUE : micros(due), micros(rs.getTimestamp(13)));
+            }
+        }
+    }
+
+    /** Up to {@code max} idempotency keys placed in the bucket; {@code max + 1} results mean "more". */
+    public List<String> bucketKeys(Connection c, String tenant, String item, int bucketNo, int max) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement(
+                "SELECT idempotency_key FROM holds WHERE tenant_id = ? AND item_id = ? AND bucket_no = ? LIMIT ?")) {
+            ps.setString(1, tenant);
+            ps.setString(2, item);
+            ps.setInt(3, bucketNo);
+            ps.setInt(4, max + 1);
+            ps.setFetchSize(10_000);
+            List<String> keys = new ArrayList<>();
+            try (ResultSet rs = ps.executeQuery()) {
+                while (rs.next()) {
+                    keys.add(rs.getString(1));
+                }
+            }
+            return keys;
+        }
+    }
+
+    private static final String SWEEP = """
+            WITH due AS (
+                SELECT hold_id FROM holds
+                 WHERE tenant_id = ? AND item_id = ? AND bucket_no = ? AND state = 'HELD' AND expires_at <= now()
+                 ORDER BY expires_at LIMIT ?
+            ), upd AS (
+                UPDATE holds h SET state = 'EXPIRED', ended_at = now()
+                  FROM due WHERE h.hold_id = due.hold_id AND h.state = 'HELD'
+                RETURNING %s
+            ), ob AS (
+                INSERT INTO outbox (tenant_id, item_id, kind, hold_id, qty)
+                SELECT tenant_id, item_id, 'EXPIRED', hold_id, qty FROM upd
+            )
+            SELECT * FROM upd""".formatted(HoldRow.columns("h"));
+
+    /** Expires up to {@code limit} due HELD holds of one bucket (database clock). */
+    public List<HoldRow> sweep(Connection c, String tenant, String item, int bucketNo, int limit) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement(SWEEP)) {
+            ps.setString(1, tenant);
+            ps.setString(2, item);
+            ps.setInt(3, bucketNo);
+            ps.setInt(4, limit);
+            return holds(ps);
+        }
+    }
+
+    /** Earliest expiry (epoch micros) among the bucket's HELD holds, or Long.MAX_VALUE. */
+    public long earliestDue(Connection c, String tenant, String item, int bucketNo) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement(
+                "SELECT min(expires_at) FROM holds WHERE tenant_id = ? AND item_id = ? AND bucket_no = ? AND state = 'HELD'")) {
+            ps.setString(1, tenant);
+            ps.setString(2, item);
+            ps.setInt(3, bucketNo);
+            try (ResultSet rs = ps.executeQuery()) {
+                rs.next();
+                Timestamp t = rs.getTimestamp(1);
+                return t == null ? Long.MAX_VALUE : micros(t);
+            }
+        }
+    }
+
+    private static final String CONFIRM = """
+            WITH upd AS (
+                UPDATE holds h SET state = 'SOLD', order_ref = d.ref, ended_at = now()
+                  FROM unnest(?::uuid[], ?::text[], ?::text[], ?::int4[], ?::text[]) AS d(id, t, i, n, ref)
+                 WHERE h.hold_id = d.id AND h.tenant_id = d.t AND h.item_id = d.i AND h.bucket_no = d.n
+                   AND h.state = 'HELD' AND h.expires_at > now()
+                RETURNING %s
+            ), ob AS (
+                INSERT INTO outbox (tenant_id, item_id, kind, hold_id, qty)
+                SELECT tenant_id, item_id, 'SOLD', hold_id, qty FROM upd
+            )
+            SELECT * FROM upd""".formatted(HoldRow.columns("h"));
+
+    /** HELD and unexpired → SOLD. Returns the holds it changed. */
+    public List<HoldRow> confirm(Connection c, UUID[] ids, String[] tenants, String[] items, Integer[] buckets,
+                                 String[] orderRefs) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement(CONFIRM)) {
+            bindHoldRefs(c, ps, ids, tenants, items, buckets);
+            ps.setArray(5, c.createArrayOf("text", orderRefs));
+            return holds(ps);
+        }
+    }
+
+    private static final String RELEASE = """
+            WITH upd AS (
+                UPDATE holds h SET state = 'RELEASED', ended_at = now()
+                  FROM unnest(?::uuid[], ?::text[], ?::text[], ?::int4[]) AS d(id, t, i, n)
+                 WHERE h.hold_id = d.id AND h.tenant_id = d.t AND h.item_id = d.i AND h.bucket_no = d.n
+                   AND h.state = 'HELD' AND h.expires_at > now()
+                RETURNING %s
+            ), ob AS (
+                INSERT INTO outbox (tenant_id, item_id, kind, hold_id, qty)
+                SELECT tenant_id, item_id, 'RELEASED', hold_id, qty FROM upd
+            )
+            SELECT * FROM upd""".formatted(HoldRow.columns("h"));
+
+    /** HELD and unexpired → RELEASED. Returns the holds it changed. */
+    public List<HoldRow> release(Connection c, UUID[] ids, String[] tenants, String[] items, Integer[] buckets)
+            throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement(RELEASE)) {
+            bindHoldRefs(c, ps, ids, tenants, items, buckets);
+            return holds(ps);
+        }
+    }
+
+    private static final String EXTEND = """
+            WITH upd AS (
+                UPDATE holds h SET expires_at = h.expires_at + d.ms * interval '1 millisecond', extended = true
+                  FROM unnest(?::uuid[], ?::text[], ?::text[], ?::int4[], ?::int8[]) AS d(id, t, i, n, ms)
+                 WHERE h.hold_id = d.id AND h.tenant_id = d.t AND h.item_id = d.i AND h.bucket_no = d.n
+                   AND h.state = 'HELD' AND NOT h.extended AND h.expires_at > now()
+                RETURNING %s
+            ), ob AS (
+                INSERT INTO outbox (tenant_id, item_id, kind, hold_id, qty)
+                SELECT tenant_id, item_id, 'EXTENDED', hold_id, qty FROM upd
+            )
+            SELECT * FROM upd""".formatted(HoldRow.columns("h"));
+
+    /** HELD, unexpired and not yet extended → expiry pushed out by the given milliseconds. */
+    public List<HoldRow> extend(Connection c, UUID[] ids, String[] tenants, String[] items, Integer[] buckets,
+                                Long[] extendByMs) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement(EXTEND)) {
+            bindHoldRefs(c, ps, ids, tenants, items, buckets);
+            ps.setArray(5, c.createArrayOf("int8", extendByMs));
+            return holds(ps);
+        }
+    }
+
+    private static void bindHoldRefs(Connection c, PreparedStatement ps, UUID[] ids, String[] tenants, String[] items,
+                                     Integer[] buckets) throws SQLException {
+        ps.setArray(1, c.createArrayOf("uuid", ids));
+        ps.setArray(2, c.createArrayOf("text", tenants));
+        ps.setArray(3, c.createArrayOf("text", items));
+        ps.setArray(4, c.createArrayOf("int4", buckets));
+    }
+
+    /** Reads holds by id (any tenant; the caller compares). */
+    public List<HoldRow> readHolds(Connection c, UUID[] ids) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement(
+                "SELECT " + HoldRow.columns("") + " FROM holds WHERE hold_id = ANY(?::uuid[])")) {
+            ps.setArray(1, c.createArrayOf("uuid", ids));
+            return holds(ps);
+        }
+    }
+
+    /** Reads holds by (tenant, idempotency key). */
+    public List<HoldRow> readHoldsByKey(Connection c, String[] tenants, String[] keys) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement("SELECT " + HoldRow.columns("h")
+                + " FROM holds h JOIN unnest(?::text[], ?::text[]) AS d(t, k)"
+                + " ON h.tenant_id = d.t AND h.idempotency_key = d.k")) {
+            ps.setArray(1, c.createArrayOf("text", tenants));
+            ps.setArray(2, c.createArrayOf("text", keys));
+            return holds(ps);
+        }
+    }
+
+    private static final String INSERT_HOLDS = """
+            WITH ins AS (
+                INSERT INTO holds (hold_id, tenant_id, item_id, bucket_no, region, qty, buyer_id, idempotency_key,
+                                   request_fingerprint, state, created_at, expires_at)
+                SELECT d.id, d.t, d.i, d.b, d.r, d.q, d.buyer, d.k, d.fp, 'HELD', now(),
+                       now() + d.ttl * interval '1 millisecond'
+                  FROM unnest(?::uuid[], ?::text[], ?::text[], ?::int4[], ?::text[], ?::int4[], ?::text[], ?::text[],
+                              ?::text[], ?::int8[]) AS d(id, t, i, b, r, q, buyer, k, fp, ttl)
+                ON CONFLICT (tenant_id, idempotency_key) DO NOTHING
+                RETURNING %s
+            ), ob AS (
+                INSERT INTO outbox (tenant_id, item_id, kind, hold_id, qty)
+                SELECT tenant_id, item_id, 'HELD', hold_id, qty FROM ins
+            )
+            SELECT * FROM ins""".formatted(HoldRow.columns(""));
+
+    /** New holds, one statement. A key already used in the tenant is skipped: absent from the result. */
+    public List<HoldRow> insertHolds(Connection c, UUID[] ids, String[] tenants, String[] items, Integer[] buckets,
+                                     String[] regions, Integer[] qtys, String[] buyers, String[] keys,
+                                     String[] fingerprints, Long[] ttlMs) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement(INSERT_HOLDS)) {
+            ps.setArray(1, c.createArrayOf("uuid", ids));
+            ps.setArray(2, c.createArrayOf("text", tenants));
+            ps.setArray(3, c.createArrayOf("text", items));
+            ps.setArray(4, c.createArrayOf("int4", buckets));
+            ps.setArray(5, c.createArrayOf("text", regions));
+            ps.setArray(6, c.createArrayOf("int4", qtys));
+            ps.setArray(7, c.createArrayOf("text", buyers));
+            ps.setArray(8, c.createArrayOf("text", keys));
+            ps.setArray(9, c.createArrayOf("text", fingerprints));
+            ps.setArray(10, c.createArrayOf("int8", ttlMs));
+            return holds(ps);
+        }
+    }
+
+    /** Usage of each (tenant, item, buyer); absent rows are 0. Keys are {@code t + '\0' + i + '\0' + b}. */
+    public Map<String, Long> readUsage(Connection c, String[] tenants, String[] items, String[] buyers)
+            throws SQLException {
+        Map<String, Long> usage = new HashMap<>();
+        try (PreparedStatement ps = c.prepareStatement(
+                "SELECT u.tenant_id, u.item_id, u.buyer_id, u.qty FROM buyer_usage u"
+                        + " JOIN unnest(?::text[], ?::text[], ?::text[]) AS d(t, i, b)"
+                        + " ON u.tenant_id = d.t AND u.item_id = d.i AND u.buyer_id = d.b")) {
+            ps.setArray(1, c.createArrayOf("text", tenants));
+            ps.setArray(2, c.createArrayOf("text", items));
+            ps.setArray(3, c.createArrayOf("text", buyers));
+            try (ResultSet rs = ps.executeQuery()) {
+                while (rs.next()) {
+                    usage.put(usageKey(rs.getString(1), rs.getString(2), rs.getString(3)), rs.getLong(4));
+                }
+            }
+        }
+        return usage;
+    }
+
+    public static String usageKey(String tenant, String item, String buyer) {
+        return tenant + '\0' + item + '\0' + buyer;
+    }
+
+    /**
+     * Compare-and-set of buyer usage: each row goes from {@code expected} to {@code expected + add}.
+     * Returns how many rows matched; fewer than the input means another writer got there
+     * first and the batch must be decided again.
+     */
+    public int casUsage(Connection c, String[] tenants, String[] items, String[] buyers, Long[] expected, Long[] add)
+            throws SQLException {
+        int matched;
+        try (PreparedStatement ps = c.prepareStatement("""
+                UPDATE buyer_usage u SET qty = u.qty + d.a
+                  FROM unnest(?::text[], ?::text[], ?::text[], ?::int8[], ?::int8[]) AS d(t, i, b, e, a)
+                 WHERE d.e > 0 AND u.tenant_id = d.t AND u.item_id = d.i AND u.buyer_id = d.b AND u.qty = d.e""")) {
+            bindUsage(c, ps, tenants, items, buyers, expected, add);
+            matched = ps.executeUpdate();
+        }
+        try (PreparedStatement ps = c.prepareStatement("""
+                INSERT INTO buyer_usage (tenant_id, item_id, buyer_id, qty)
+                SELECT d.t, d.i, d.b, d.a
+                  FROM unnest(?::text[], ?::text[], ?::text[], ?::int8[], ?::int8[]) AS d(t, i, b, e, a)
+                 WHERE d.e = 0
+                ON CONFLICT (tenant_id, item_id, buyer_id) DO UPDATE SET qty = buyer_usage.qty + EXCLUDED.qty
+                 WHERE buyer_usage.qty = 0""")) {
+            bindUsage(c, ps, tenants, items, buyers, expected, add);
+            matched += ps.executeUpdate();
+        }
+        return matched;
+    }
+
+    private static void bindUsage(Connection c, PreparedStatement ps, String[] tenants, String[] items, String[] buyers,
+                                  Long[] expected, Long[] add) throws SQLException {
+        ps.setArray(1, c.createArrayOf("text", tenants));
+        ps.setArray(2, c.createArrayOf("text", items));
+        ps.setArray(3, c.createArrayOf("text", buyers));
+        ps.setArray(4, c.createArrayOf("int8", expected));
+        ps.setArray(5, c.createArrayOf("int8", add));
+    }
+
+    /** Gives back usage of ended holds (released, expired). Rows are (tenant, item, buyer), summed here. */
+    public void subtractUsage(Connection c, String[] tenants, String[] items, String[] buyers, Long[] qty)
+            throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement("""
+                UPDATE buyer_usage u SET qty = u.qty - d.q
+                  FROM (SELECT t, i, b, sum(q) AS q
+                          FROM unnest(?::text[], ?::text[], ?::text[], ?::int8[]) AS x(t, i, b, q)
+                         GROUP BY t, i, b) AS d
+                 WHERE u.tenant_id = d.t AND u.item_id = d.i AND u.buyer_id = d.b""")) {
+            ps.setArray(1, c.createArrayOf("text", tenants));
+            ps.setArray(2, c.createArrayOf("text", items));
+            ps.setArray(3, c.createArrayOf("text", buyers));
+            ps.setArray(4, c.createArrayOf("int8", qty));
+            int n = ps.executeUpdate();
+            if (n == 0 && tenants.length > 0) {
+                throw new SQLException("buyer_usage rows missing for ended holds", "LU001");
+            }
+        }
+    }
+
+    /**
+     * Applies counter deltas to buckets, conditionally: a bucket whose available or held would
+     * go below zero is not updated (and is absent from the result). Runs last in the batch's
+     * transaction. The CHECK constraint on the table guards the sum.
+     */
+    public List<BucketRow> applyBucketDeltas(Connection c, String[] tenants, String[] items, Integer[] buckets,
+                                             Long[] dAvailable, Long[] dHeld, Long[] dSold) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement("""
+                UPDATE buckets b
+                   SET available = b.available + d.da, held = b.held + d.dh, sold = b.sold + d.ds
+                  FROM unnest(?::text[], ?::text[], ?::int4[], ?::int8[], ?::int8[], ?::int8[]) AS d(t, i, n, da, dh, ds)
+                 WHERE b.tenant_id = d.t AND b.item_id = d.i AND b.bucket_no = d.n
+                   AND b.available + d.da >= 0 AND b.held + d.dh >= 0 AND b.sold + d.ds >= 0
+                RETURNING b.tenant_id, b.item_id, b.bucket_no, b.allotment, b.available, b.held, b.sold""")) {
+            ps.setArray(1, c.createArrayOf("text", tenants));
+            ps.setArray(2, c.createArrayOf("text", items));
+            ps.setArray(3, c.createArrayOf("int4", buckets));
+            ps.setArray(4, c.createArrayOf("int8", dAvailable));
+            ps.setArray(5, c.createArrayOf("int8", dHeld));
+            ps.setArray(6, c.createArrayOf("int8", dSold));
+            List<BucketRow> rows = new ArrayList<>();
+            try (ResultSet rs = ps.executeQuery()) {
+                while (rs.next()) {
+                    rows.add(new BucketRow(rs.getString(1), rs.getString(2), rs.getInt(3),
+                            rs.getLong(4), rs.getLong(5), rs.getLong(6), rs.getLong(7)));
+                }
+            }
+            return rows;
+        }
+    }
+
+    private static List<HoldRow> holds(PreparedStatement ps) throws SQLException {
+        List<HoldRow> rows = new ArrayList<>();
+        try (ResultSet rs = ps.executeQuery()) {
+            while (rs.next()) {
+                rows.add(HoldRow.read(rs));
+            }
+        }
+        return rows;
+    }
+
+    public static long micros(Timestamp t) {
+        return t.getTime() / 1000 * 1_000_000 + t.getNanos() / 1000;
+    }
+}

@@ -1,0 +1,84 @@
+package io.lastunit.shard.store;
+
+import io.lastunit.common.Failure;
+import io.lastunit.common.Reason;
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.time.Duration;
+import java.util.concurrent.ArrayBlockingQueue;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import javax.sql.DataSource;
+
+/**
+ * Runs committed reads (GetStock, GetHold, the invariant check) on a few threads of their own,
+ * so no transport thread ever waits on the database and reads never queue behind a lane's
+ * writes. Bounded: {@code threads} workers and a queue of {@code queueCapacity}; a full queue
+ * fails at once with QUEUE_FULL. Thread-safe.
+ */
+public final class ReadPool implements AutoCloseable {
+
+    /** A read on a connection from the pool; the pool commits (ends) the transaction. */
+    @FunctionalInterface
+    public interface Read<T> {
+        T apply(Connection c) throws SQLException;
+    }
+
+    private final DataSource dataSource;
+    private final ThreadPoolExecutor executor;
+    private final Duration retryAfter;
+
+    public ReadPool(DataSource dataSource, int threads, int queueCapacity, Duration retryAfter) {
+        if (threads < 1 || queueCapacity < 1) {
+            throw new IllegalArgumentException("read pool needs threads >= 1 and queueCapacity >= 1, got threads="
+                    + threads + ", queueCapacity=" + queueCapacity);
+        }
+        this.dataSource = dataSource;
+        this.retryAfter = retryAfter;
+        AtomicInteger n = new AtomicInteger();
+        this.executor = new ThreadPoolExecutor(threads, threads, 0, TimeUnit.MILLISECONDS,
+                new ArrayBlockingQueue<>(queueCapacity), r -> {
+                    Thread t = new Thread(r, "read-" + n.getAndIncrement());
+                    t.setDaemon(true);
+                    return t;
+                }, new ThreadPoolExecutor.AbortPolicy());
+    }
+
+    public <T> CompletableFuture<T> submit(Read<T> read) {
+        CompletableFuture<T> f = new CompletableFuture<>();
+        try {
+            executor.execute(() -> {
+                try (Connection c = dataSource.getConnection()) {
+                    T v = read.apply(c);
+                    c.commit();
+                    f.complete(v);
+                } catch (SQLException e) {
+                    f.completeExceptionally(Failure.retryable(Reason.STORE_UNAVAILABLE, "read failed: " + e.getMessage(),
+                            retryAfter));
+                } catch (RuntimeException e) {
+                    f.completeExceptionally(e);
+                }
+            });
+        } catch (RejectedExecutionException e) {
+            f.completeExceptionally(Failure.retryable(Reason.QUEUE_FULL, "read queue is full (capacity="
+                    + executor.getQueue().remainingCapacity() + " left)", retryAfter));
+        }
+        return f;
+    }
+
+    @Override
+    public void close() {
+        executor.shutdown();
+        try {
+            if (!executor.awaitTermination(5, TimeUnit.SECONDS)) {
+                executor.shutdownNow();
+            }
+        } catch (InterruptedException e) {
+            executor.shutdownNow();
+            Thread.currentThread().interrupt();
+        }
+    }
+}

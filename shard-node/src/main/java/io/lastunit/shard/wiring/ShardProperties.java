@@ -1,0 +1,124 @@
+package io.lastunit.shard.wiring;
+
+import io.lastunit.common.Limits;
+import io.lastunit.shard.ShardConfig;
+import io.lastunit.shard.lane.LaneConfig;
+import io.micronaut.context.annotation.ConfigurationProperties;
+import java.time.Duration;
+import java.util.LinkedHashSet;
+import java.util.List;
+
+/**
+ * The {@code lastunit.shard.*} settings as Micronaut binds them (application.yml, system
+ * properties, environment variables such as {@code LASTUNIT_SHARD_JDBC_URL}). Only a carrier:
+ * {@link #toConfig()} builds the validated {@link ShardConfig}. Defaults live here and in
+ * {@link Limits#defaults} / {@link LaneConfig#defaults}.
+ */
+@ConfigurationProperties("lastunit.shard")
+public class ShardProperties {
+    private static final Limits LIMITS = Limits.defaults(java.util.Set.of("local"));
+    private static final LaneConfig LANES = LaneConfig.defaults();
+
+    private String id = "shard-1";
+    private String host = "127.0.0.1";
+    private int port = 7443;
+    private List<String> regions = List.of("local");
+    private String jdbcUrl = "";
+    private String jdbcUser = "lastunit";
+    private String jdbcPassword = "lastunit";
+    private int poolSize = 0;
+
+    private int lanes = LANES.laneCount();
+    private int queueCapacity = LANES.queueCapacity();
+    private int batchMax = LANES.batchMax();
+    private int redoMax = LANES.redoMax();
+    private int keyIndexMax = LANES.keyIndexMax();
+    private int sweepBatchMax = LANES.sweepBatchMax();
+    private long retryAfterMs = LANES.retryAfterMs();
+
+    private long sweepIntervalMs = 1_000;
+    private int sweepBucketsPerTickMax = 10_000;
+    private int readThreads = 2;
+    private int readQueueCapacity = 4_096;
+
+    private int tenantIdLengthMax = LIMITS.tenantIdLengthMax();
+    private int itemIdLengthMax = LIMITS.itemIdLengthMax();
+    private int keyLengthMax = LIMITS.keyLengthMax();
+    private int regionLengthMax = LIMITS.regionLengthMax();
+    private int reserveQuantityMax = LIMITS.reserveQuantityMax();
+    private long itemTotalMax = LIMITS.itemTotalMax();
+    private int perBuyerLimitMax = LIMITS.perBuyerLimitMax();
+    private long holdTtlMinMs = LIMITS.holdTtlMinMs();
+    private long holdTtlMaxMs = LIMITS.holdTtlMaxMs();
+    private long holdTtlDefaultMs = LIMITS.holdTtlDefaultMs();
+
+    public ShardConfig toConfig() {
+        Limits limits = new Limits(tenantIdLengthMax, itemIdLengthMax, keyLengthMax, regionLengthMax,
+                reserveQuantityMax, itemTotalMax, perBuyerLimitMax, holdTtlMinMs, holdTtlMaxMs, holdTtlDefaultMs,
+                1, new LinkedHashSet<>(regions));
+        LaneConfig laneConfig = new LaneConfig(lanes, queueCapacity, batchMax, redoMax, keyIndexMax, sweepBatchMax,
+                retryAfterMs);
+        return new ShardConfig(id, host, port, new ShardConfig.Jdbc(jdbcUrl, jdbcUser, jdbcPassword, poolSize),
+                limits, laneConfig, Duration.ofMillis(sweepIntervalMs), sweepBucketsPerTickMax, readThreads,
+                readQueueCapacity);
+    }
+
+    public String getId() { return id; }
+    public void setId(String id) { this.id = id; }
+    public String getHost() { return host; }
+    public void setHost(String host) { this.host = host; }
+    public int getPort() { return port; }
+    public void setPort(int port) { this.port = port; }
+    public List<String> getRegions() { return regions; }
+    public void setRegions(List<String> regions) { this.regions = regions; }
+    public String getJdbcUrl() { return jdbcUrl; }
+    public void setJdbcUrl(String jdbcUrl) { this.jdbcUrl = jdbcUrl; }
+    public String getJdbcUser() { return jdbcUser; }
+    public void setJdbcUser(String jdbcUser) { this.jdbcUser = jdbcUser; }
+    public String getJdbcPassword() { return jdbcPassword; }
+    public void setJdbcPassword(String jdbcPassword) { this.jdbcPassword = jdbcPassword; }
+    public int getPoolSize() { return poolSize; }
+    public void setPoolSize(int poolSize) { this.poolSize = poolSize; }
+    public int getLanes() { return lanes; }
+    public void setLanes(int lanes) { this.lanes = lanes; }
+    public int getQueueCapacity() { return queueCapacity; }
+    public void setQueueCapacity(int queueCapacity) { this.queueCapacity = queueCapacity; }
+    public int getBatchMax() { return batchMax; }
+    public void setBatchMax(int batchMax) { this.batchMax = batchMax; }
+    public int getRedoMax() { return redoMax; }
+    public void setRedoMax(int redoMax) { this.redoMax = redoMax; }
+    public int getKeyIndexMax() { return keyIndexMax; }
+    public void setKeyIndexMax(int keyIndexMax) { this.keyIndexMax = keyIndexMax; }
+    public int getSweepBatchMax() { return sweepBatchMax; }
+    public void setSweepBatchMax(int sweepBatchMax) { this.sweepBatchMax = sweepBatchMax; }
+    public long getRetryAfterMs() { return retryAfterMs; }
+    public void setRetryAfterMs(long retryAfterMs) { this.retryAfterMs = retryAfterMs; }
+    public long getSweepIntervalMs() { return sweepIntervalMs; }
+    public void setSweepIntervalMs(long sweepIntervalMs) { this.sweepIntervalMs = sweepIntervalMs; }
+    public int getSweepBucketsPerTickMax() { return sweepBucketsPerTickMax; }
+    public void setSweepBucketsPerTickMax(int v) { this.sweepBucketsPerTickMax = v; }
+    public int getReadThreads() { return readThreads; }
+    public void setReadThreads(int readThreads) { this.readThreads = readThreads; }
+    public int getReadQueueCapacity() { return readQueueCapacity; }
+    public void setReadQueueCapacity(int readQueueCapacity) { this.readQueueCapacity = readQueueCapacity; }
+    public int getTenantIdLengthMax() { return tenantIdLengthMax; }
+    public void setTenantIdLengthMax(int v) { this.tenantIdLengthMax = v; }
+    public int getItemIdLengthMax() { return itemIdLengthMax; }
+    public void setItemIdLengthMax(int v) { this.itemIdLengthMax = v; }
+    public int getKeyLengthMax() { return keyLengthMax; }
+    public void setKeyLengthMax(int v) { this.keyLengthMax = v; }
+    public int getRegionLengthMax() { return regionLengthMax; }
+    public void setRegionLengthMax(int v) { this.regionLengthMax = v; }
+    public int getReserveQuantityMax() { return reserveQuantityMax; }
+    public void setReserveQuantityMax(int v) { this.reserveQuantityMax = v; }
+    public long getItemTotalMax() { return itemTotalMax; }
+    public void setItemTotalMax(long v) { this.itemTotalMax = v; }
+    public int getPerBuyerLimitMax() { return perBuyerLimitMax; }
+    public void setPerBuyerLimitMax(int v) { this.perBuyerLimitMax = v; }
+    public long getHoldTtlMinMs() { return holdTtlMinMs; }
+    public void setHoldTtlMinMs(long v) { this.holdTtlMinMs = v; }
+    public long getHoldTtlMaxMs() { return holdTtlMaxMs; }
+    public void setHoldTtlMaxMs(long v) { this.holdTtlMaxMs = v; }
+    public long getHoldTtlDefaultMs() { return holdTtlDefaultMs; }
+    public void setHoldTtlDefaultMs(long v) { this.holdTtlDefaultMs = v; }
+}
