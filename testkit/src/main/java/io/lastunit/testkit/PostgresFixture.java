@@ -136,6 +136,50 @@ public final class PostgresFixture implements BeforeAllCallback, AfterAllCallbac
         return server().urlFor(create(prefix));
     }
 
+    /**
+     * For test engines that do not run JUnit 5 extensions (jqwik's {@code @BeforeContainer}, a
+     * {@code main} method): does what {@code beforeAll} does, creating this fixture's database
+     * {@code lastunit_t_<label>_<8 hex>}, and returns its JDBC URL. Pair every call with
+     * {@link #closeStandalone()}, in a {@code finally} or an {@code @AfterContainer}; nested calls
+     * share the first call's database, as {@code @Nested} classes do.
+     */
+    public synchronized String openStandalone(String label) {
+        if (depth++ == 0) {
+            databaseName = create(label);
+        }
+        return server().urlFor(databaseName);
+    }
+
+    /**
+     * The counterpart of {@link #openStandalone(String)}: does what {@code afterAll} does, dropping
+     * (with {@code FORCE}) every database this fixture created once the outermost open is closed.
+     * Does nothing when the fixture is not open.
+     *
+     * @throws IllegalStateException if a database could not be dropped (each one is still tried)
+     */
+    public synchronized void closeStandalone() {
+        if (depth == 0 || --depth > 0) {
+            return;
+        }
+        databaseName = null;
+        IllegalStateException failure = null;
+        for (int i = created.size() - 1; i >= 0; i--) {
+            String name = created.get(i);
+            try {
+                execute(server(), "DROP DATABASE IF EXISTS " + quote(name) + " WITH (FORCE)");
+            } catch (SQLException e) {
+                if (failure == null) {
+                    failure = new IllegalStateException("PostgresFixture: could not drop test database(s)");
+                }
+                failure.addSuppressed(new SQLException("DROP DATABASE " + name + ": " + e.getMessage(), e));
+            }
+        }
+        created.clear();
+        if (failure != null) {
+            throw failure;
+        }
+    }
+
     private String requireDatabase() {
         if (databaseName == null) {
             throw new IllegalStateException("PostgresFixture has no database: register it as"
