@@ -79,9 +79,13 @@ final class ShardNodeHarness implements AutoCloseable {
     }
 
     @Override
-    public void close() throws Exception {
+    public void close() {
         if (channel != null) {
-            channel.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
+            try {
+                channel.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
         }
         if (ctx != null) {
             ctx.close();

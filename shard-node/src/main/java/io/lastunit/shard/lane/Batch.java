@@ -55,7 +55,7 @@ final class Batch {
     }
 
     private final Lane lane;
-    private final Connection c;
+    private final LazyConnection conn;
     private final List<Op> ops;
     private final Set<String> keysElsewhere;
     private final LaneStore store;
@@ -65,12 +65,16 @@ final class Batch {
     private final List<LaneStore.BucketRow> bucketRows = new ArrayList<>();
     private final Map<BucketKey, Long> recomputedDue = new HashMap<>();
 
-    Batch(Lane lane, Connection c, List<Op> ops, Set<String> keysElsewhere) {
+    Batch(Lane lane, LazyConnection conn, List<Op> ops, Set<String> keysElsewhere) {
         this.lane = lane;
-        this.c = c;
+        this.conn = conn;
         this.ops = ops;
         this.keysElsewhere = keysElsewhere;
         this.store = lane.store();
+    }
+
+    private Connection c() throws SQLException {
+        return conn.get();
     }
 
     Redo decideAndWrite() throws SQLException {
@@ -78,7 +82,7 @@ final class Batch {
         Map<UUID, Op.HoldAction> actions = new LinkedHashMap<>();
         Map<BucketKey, List<Op.Sweep>> sweeps = new LinkedHashMap<>();
         for (Op op : ops) {
-            BucketState b = lane.bucket(c, op.bucket());
+            BucketState b = lane.bucket(conn, op.bucket());
             if (b == null) {
                 failMissing(op);
                 continue;
@@ -143,7 +147,7 @@ final class Batch {
     private int sweep(BucketState b) throws SQLException {
         BucketKey k = b.key;
         int max = lane.config().sweepBatchMax();
-        List<HoldRow> expired = store.sweep(c, k.tenantId(), k.itemId(), k.bucketNo(), max);
+        List<HoldRow> expired = store.sweep(c(), k.tenantId(), k.itemId(), k.bucketNo(), max);
         Delta d = delta(k);
         d.swept = true;
         for (HoldRow h : expired) {
@@ -151,7 +155,7 @@ final class Batch {
         }
         subtractUsage(b.item, expired);
         recomputedDue.put(k, expired.size() >= max ? Long.MIN_VALUE
-                : store.earliestDue(c, k.tenantId(), k.itemId(), k.bucketNo()));
+                : store.earliestDue(c(), k.tenantId(), k.itemId(), k.bucketNo()));
         return expired.size();
     }
 
@@ -177,7 +181,7 @@ final class Batch {
             b[x] = h.buyerId();
             q[x] = (long) h.qty();
         }
-        store.subtractUsage(c, t, i, b, q);
+        store.subtractUsage(c(), t, i, b, q);
     }
 
     // ---- confirm, release, extend ----
@@ -206,10 +210,10 @@ final class Batch {
                 bn[x] = id.bucketNo();
             }
             List<HoldRow> changed = switch (e.getKey()) {
-                case CONFIRM -> store.confirm(c, ids, t, i, bn,
+                case CONFIRM -> store.confirm(c(), ids, t, i, bn,
                         list.stream().map(Op.HoldAction::orderRef).toArray(String[]::new));
-                case RELEASE -> store.release(c, ids, t, i, bn);
-                case EXTEND -> store.extend(c, ids, t, i, bn, list.stream()
+                case RELEASE -> store.release(c(), ids, t, i, bn);
+                case EXTEND -> store.extend(c(), ids, t, i, bn, list.stream()
                         .map(a -> lane.cached(a.bucket()).item.extendByMs()).toArray(Long[]::new));
             };
             List<HoldRow> released = new ArrayList<>();
@@ -244,7 +248,7 @@ final class Batch {
     /** Answers hold actions whose conditional update matched nothing, from the hold's current row. */
     private void explainUnmatched(Map<UUID, Op.HoldAction> unmatched) throws SQLException {
         Map<UUID, HoldRow> rows = new HashMap<>();
-        for (HoldRow h : store.readHolds(c, unmatched.keySet().toArray(UUID[]::new))) {
+        for (HoldRow h : store.readHolds(c(), unmatched.keySet().toArray(UUID[]::new))) {
             rows.put(h.holdId(), h);
         }
         for (Op.HoldAction a : unmatched.values()) {
@@ -390,7 +394,7 @@ final class Batch {
             i[x] = q.getItemId();
             bu[x] = q.getBuyerId();
         }
-        return store.readUsage(c, t, i, bu);
+        return store.readUsage(c(), t, i, bu);
     }
 
     /** Keys the bucket's key set could not vouch for: a known key is a retry, the rest SOLD_OUT. */
@@ -398,7 +402,7 @@ final class Batch {
         if (maybe.isEmpty()) {
             return;
         }
-        List<HoldRow> found = store.readHoldsByKey(c,
+        List<HoldRow> found = store.readHoldsByKey(c(),
                 maybe.stream().map(r -> r.request().getTenantId()).toArray(String[]::new),
                 maybe.stream().map(r -> r.request().getIdempotencyKey()).toArray(String[]::new));
         Set<String> known = new java.util.HashSet<>();
@@ -420,7 +424,7 @@ final class Batch {
             return Map.of();
         }
         Map<String, HoldRow> rows = new HashMap<>();
-        for (HoldRow h : store.readHoldsByKey(c,
+        for (HoldRow h : store.readHoldsByKey(c(),
                 lookups.stream().map(r -> r.request().getTenantId()).toArray(String[]::new),
                 lookups.stream().map(r -> r.request().getIdempotencyKey()).toArray(String[]::new))) {
             rows.put(h.tenantId() + '\0' + h.idempotencyKey(), h);
@@ -474,7 +478,7 @@ final class Batch {
             fp[x] = r.fingerprint();
             ttl[x] = r.holdTtlMsRequested() != 0 ? r.holdTtlMsRequested() : lane.cached(r.bucket()).item.holdTtlMs();
         }
-        List<HoldRow> inserted = store.insertHolds(c, ids, t, i, bn, rg, qty, buyer, key, fp, ttl);
+        List<HoldRow> inserted = store.insertHolds(c(), ids, t, i, bn, rg, qty, buyer, key, fp, ttl);
         if (inserted.size() != n) {
             Set<String> placed = new java.util.HashSet<>();
             for (HoldRow h : inserted) {
@@ -527,7 +531,7 @@ final class Batch {
             add[x] = e.getValue();
             x++;
         }
-        int matched = store.casUsage(c, t, i, b, expected, add);
+        int matched = store.casUsage(c(), t, i, b, expected, add);
         if (matched != n) {
             return new Redo("buyer usage changed underneath (" + matched + " of " + n + " matched)", Set.of(), Set.of());
         }
@@ -564,7 +568,7 @@ final class Batch {
             dh[x] = d.held;
             ds[x] = d.sold;
         }
-        List<LaneStore.BucketRow> rows = store.applyBucketDeltas(c, t, i, bn, da, dh, ds);
+        List<LaneStore.BucketRow> rows = store.applyBucketDeltas(c(), t, i, bn, da, dh, ds);
         if (rows.size() != n) {
             Set<BucketKey> stale = new java.util.HashSet<>(keys);
             for (LaneStore.BucketRow r : rows) {

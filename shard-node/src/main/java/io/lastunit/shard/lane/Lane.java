@@ -56,6 +56,8 @@ final class Lane implements Runnable {
     final AtomicLong batches = new AtomicLong();
     final AtomicLong opsApplied = new AtomicLong();
     final AtomicLong redos = new AtomicLong();
+    /** Database transactions committed by batches (a batch answered from the cache commits none). */
+    final AtomicLong transactions = new AtomicLong();
 
     Lane(int index, DataSource dataSource, LaneStore store, ItemStore items, LaneConfig config, Limits limits,
          InstantSource clock) {
@@ -169,18 +171,21 @@ final class Lane implements Runnable {
             }
             reload.clear();
             boolean committing = false;
-            try (Connection c = dataSource.getConnection()) {
+            try (LazyConnection c = new LazyConnection(dataSource)) {
                 Batch b = new Batch(this, c, ops, keysElsewhere);
                 try {
                     Batch.Redo redo = b.decideAndWrite();
                     if (redo == null) {
                         committing = true;
-                        c.commit();
+                        if (c.opened()) {
+                            c.commit();
+                            transactions.incrementAndGet();
+                        }
                         opsApplied.addAndGet(ops.size());
                         b.publish();
                         return;
                     }
-                    c.rollback();
+                    c.rollbackQuietly();
                     redos.incrementAndGet();
                     reload.addAll(redo.buckets());
                     keysElsewhere.addAll(redo.keys());
@@ -190,7 +195,7 @@ final class Lane implements Runnable {
                         return;
                     }
                 } catch (SQLException | RuntimeException e) {
-                    rollbackQuietly(c);
+                    c.rollbackQuietly();
                     throw e;
                 }
             } catch (SQLException e) {
@@ -242,11 +247,12 @@ final class Lane implements Runnable {
     }
 
     /** The cached bucket, loading it (with its item, keys and earliest expiry) on a miss; null if absent. */
-    BucketState bucket(Connection c, BucketKey key) throws SQLException {
+    BucketState bucket(LazyConnection lazy, BucketKey key) throws SQLException {
         BucketState b = buckets.get(key);
         if (b != null) {
             return b;
         }
+        Connection c = lazy.get();
         LaneStore.LoadedBucket loaded = store.loadBucket(c, key.tenantId(), key.itemId(), key.bucketNo());
         if (loaded == null) {
             return null;

@@ -136,7 +136,7 @@ public final class LaneEngine implements AutoCloseable {
     });
 
     /** Counters for operators and benchmarks. */
-    public record Stats(long batches, long opsApplied, long redos, int queued) {
+    public record Stats(long batches, long opsApplied, long redos, long transactions, int queued) {
         public double meanBatch() {
             return batches == 0 ? 0 : (double) opsApplied / batches;
         }
@@ -146,14 +146,16 @@ public final class LaneEngine implements AutoCloseable {
         long b = 0;
         long o = 0;
         long r = 0;
+        long t = 0;
         int q = 0;
         for (Lane l : lanes) {
             b += l.batches.get();
             o += l.opsApplied.get();
             r += l.redos.get();
+            t += l.transactions.get();
             q += l.depth();
         }
-        return new Stats(b, o, r, q);
+        return new Stats(b, o, r, t, q);
     }
 
     /** Stops accepting work and waits (bounded) for the lanes to finish what they accepted. */

@@ -1,0 +1,165 @@
+package io.lastunit.shard;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.google.common.util.concurrent.ListenableFuture;
+import com.google.rpc.RetryInfo;
+import io.grpc.Status;
+import io.grpc.StatusRuntimeException;
+import io.grpc.protobuf.StatusProto;
+import io.lastunit.api.inventory.v1.CreateItemRequest;
+import io.lastunit.api.inventory.v1.GetStockRequest;
+import io.lastunit.api.inventory.v1.ReserveOutcome;
+import io.lastunit.api.inventory.v1.ReserveRequest;
+import io.lastunit.api.inventory.v1.ReserveResponse;
+import io.lastunit.api.inventory.v1.Stock;
+import io.lastunit.common.GrpcErrors;
+import io.lastunit.testkit.PostgresFixture;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+/** What the lanes promise beyond exact counts: cheap SOLD_OUT, bounded queues, idempotency first, sweep first. */
+class LaneBehaviourIT {
+    @RegisterExtension
+    static final PostgresFixture PG = new PostgresFixture();
+
+    private static ReserveRequest reserve(String item, String key) {
+        return ReserveRequest.newBuilder().setTenantId("acme").setItemId(item).setQuantity(1)
+                .setIdempotencyKey(key).setBuyerId("buyer-" + key).setRegion("local").build();
+    }
+
+    private static Stock stock(ShardNodeHarness shard, String item) {
+        return shard.blocking().getStock(GetStockRequest.newBuilder().setTenantId("acme").setItemId(item).build())
+                .getStock();
+    }
+
+    @Test
+    void soldOut_isDecidedInMemory_withNoDatabaseTransaction() throws Exception {
+        try (ShardNodeHarness shard = new ShardNodeHarness(PG, Map.of()).start()) {
+            shard.createItem("acme", "gone", 10);
+            for (int i = 0; i < 10; i++) {
+                assertThat(shard.blocking().reserve(reserve("gone", "k" + i)).getOutcome())
+                        .isEqualTo(ReserveOutcome.RESERVED);
+            }
+            long transactionsBefore = shard.node().engine().stats().transactions();
+            List<ListenableFuture<ReserveResponse>> calls = new ArrayList<>();
+            for (int i = 0; i < 1_000; i++) {
+                calls.add(shard.async().reserve(reserve("gone", "late-" + i)));
+            }
+            for (ListenableFuture<ReserveResponse> c : calls) {
+                assertThat(c.get(30, TimeUnit.SECONDS).getOutcome()).isEqualTo(ReserveOutcome.SOLD_OUT);
+            }
+            assertThat(shard.node().engine().stats().transactions()).isEqualTo(transactionsBefore);
+        }
+    }
+
+    @Test
+    void retriedKey_afterSellOut_andAfterRestart_returnsItsHold_notSoldOut() throws Exception {
+        String holdId;
+        try (ShardNodeHarness shard = new ShardNodeHarness(PG, Map.of()).start()) {
+            shard.createItem("acme", "last-one", 1);
+            ReserveResponse first = shard.blocking().reserve(reserve("last-one", "mine"));
+            assertThat(first.getOutcome()).isEqualTo(ReserveOutcome.RESERVED);
+            holdId = first.getHold().getHoldId();
+            assertThat(shard.blocking().reserve(reserve("last-one", "theirs")).getOutcome())
+                    .isEqualTo(ReserveOutcome.SOLD_OUT);
+            ReserveResponse retry = shard.blocking().reserve(reserve("last-one", "mine"));
+            assertThat(retry.getOutcome()).isEqualTo(ReserveOutcome.RESERVED);
+            assertThat(retry.getHold().getHoldId()).isEqualTo(holdId);
+        }
+        try (ShardNodeHarness restarted = new ShardNodeHarness(PG, Map.of()).start()) {
+            ReserveResponse retry = restarted.blocking().reserve(reserve("last-one", "mine"));
+            assertThat(retry.getOutcome()).isEqualTo(ReserveOutcome.RESERVED);
+            assertThat(retry.getHold().getHoldId()).isEqualTo(holdId);
+            assertThat(restarted.blocking().reserve(reserve("last-one", "theirs")).getOutcome())
+                    .isEqualTo(ReserveOutcome.SOLD_OUT);
+            assertThat(stock(restarted, "last-one").getHeld()).isEqualTo(1);
+        }
+    }
+
+    @Test
+    void expiredHolds_areSweptByTheLane_beforeItAnswersSoldOut() throws Exception {
+        // The background sweeper is slowed to a minute: only the lane's own sweep can free the units.
+        try (ShardNodeHarness shard = new ShardNodeHarness(PG, Map.of(
+                "lastunit.shard.hold-ttl-min-ms", 100,
+                "lastunit.shard.sweep-interval-ms", 60_000)).start()) {
+            shard.blocking().createItem(CreateItemRequest.newBuilder().setTenantId("acme").setItemId("brief")
+                    .setTotal(5).setHomeRegion("local").setHoldTtlMs(300).build());
+            for (int i = 0; i < 5; i++) {
+                assertThat(shard.blocking().reserve(reserve("brief", "a" + i)).getOutcome())
+                        .isEqualTo(ReserveOutcome.RESERVED);
+            }
+            assertThat(shard.blocking().reserve(reserve("brief", "b0")).getOutcome()).isEqualTo(ReserveOutcome.SOLD_OUT);
+            Thread.sleep(500);
+            for (int i = 1; i <= 5; i++) {
+                assertThat(shard.blocking().reserve(reserve("brief", "b" + i)).getOutcome())
+                        .isEqualTo(ReserveOutcome.RESERVED);
+            }
+            Stock s = stock(shard, "brief");
+            assertThat(s.getHeld()).isEqualTo(5);
+            assertThat(s.getAvailable()).isZero();
+            assertThat(shard.checkInvariants().getDriftsList()).isEmpty();
+        }
+    }
+
+    @Test
+    void fullQueue_answersResourceExhaustedAtOnce_andLosesNothing() throws Exception {
+        try (ShardNodeHarness shard = new ShardNodeHarness(PG, Map.of(
+                "lastunit.shard.lanes", 1,
+                "lastunit.shard.queue-capacity", 4,
+                "lastunit.shard.batch-max", 2)).start()) {
+            shard.createItem("acme", "narrow", 1_000);
+            List<ReserveRequest> requests = new ArrayList<>();
+            List<ListenableFuture<ReserveResponse>> calls = new ArrayList<>();
+            for (int i = 0; i < 2_000; i++) {
+                ReserveRequest r = reserve("narrow", "n" + i);
+                requests.add(r);
+                calls.add(shard.async().reserve(r));
+            }
+            int reserved = 0;
+            List<ReserveRequest> refused = new ArrayList<>();
+            for (int i = 0; i < calls.size(); i++) {
+                try {
+                    ReserveResponse r = calls.get(i).get(60, TimeUnit.SECONDS);
+                    if (r.getOutcome() == ReserveOutcome.RESERVED) {
+                        reserved++;
+                    }
+                } catch (ExecutionException e) {
+                    StatusRuntimeException sre = (StatusRuntimeException) e.getCause();
+                    assertThat(sre.getStatus().getCode()).isEqualTo(Status.Code.RESOURCE_EXHAUSTED);
+                    assertThat(GrpcErrors.errorInfo(sre).orElseThrow().getReason()).isEqualTo("QUEUE_FULL");
+                    assertThat(StatusProto.fromThrowable(sre).getDetailsList())
+                            .anySatisfy(d -> assertThat(d.is(RetryInfo.class)).isTrue());
+                    refused.add(requests.get(i));
+                }
+            }
+            assertThat(refused).as("a queue of 4 refuses some of 2,000 concurrent calls").isNotEmpty();
+            assertThat(stock(shard, "narrow").getHeld()).isEqualTo(reserved);
+
+            // Refused calls changed nothing: retried with the same keys, the sale completes exactly.
+            for (ReserveRequest r : refused) {
+                for (int attempt = 0; ; attempt++) {
+                    try {
+                        if (shard.blocking().reserve(r).getOutcome() == ReserveOutcome.RESERVED) {
+                            reserved++;
+                        }
+                        break;
+                    } catch (StatusRuntimeException e) {
+                        assertThat(attempt).isLessThan(100);
+                        Thread.sleep(5);
+                    }
+                }
+            }
+            assertThat(reserved).isEqualTo(1_000);
+            Stock s = stock(shard, "narrow");
+            assertThat(s.getHeld()).isEqualTo(1_000);
+            assertThat(s.getAvailable()).isZero();
+            assertThat(shard.checkInvariants().getDriftsList()).isEmpty();
+        }
+    }
+}
