@@ -27,10 +27,26 @@ public enum Reason {
     ORDER_REF_MISMATCH(Status.Code.FAILED_PRECONDITION),
     /** The item is paused, frozen or moving: retry later; nothing was changed. */
     ITEM_NOT_ACTIVE(Status.Code.UNAVAILABLE),
+    /** No credentials, or credentials the platform does not know. */
+    UNAUTHENTICATED(Status.Code.UNAUTHENTICATED),
+    /** The caller may not use this tenant (or this call needs the admin role); nothing was changed. */
+    PERMISSION_DENIED(Status.Code.PERMISSION_DENIED),
+    /** The buyer is over its request rate: back off and retry. */
+    RATE_LIMITED(Status.Code.RESOURCE_EXHAUSTED),
+    /** Too many requests for this item are in flight: back off and retry. */
+    ITEM_BUSY(Status.Code.RESOURCE_EXHAUSTED),
     /** The lane's queue is full: back off and retry. */
     QUEUE_FULL(Status.Code.RESOURCE_EXHAUSTED),
     /** The store could not be reached or the outcome is unknown: retry with the same key. */
     STORE_UNAVAILABLE(Status.Code.UNAVAILABLE),
+    /** The tenant is being moved between cells: retry after the hint; nothing was changed. */
+    TENANT_MOVING(Status.Code.UNAVAILABLE),
+    /** The shard that owns the item is down or unreachable: retry (same key); never a SOLD_OUT. */
+    SHARD_UNAVAILABLE(Status.Code.UNAVAILABLE),
+    /** The topology (ZooKeeper) has been unreachable for longer than the staleness bound: retry later. */
+    TOPOLOGY_UNAVAILABLE(Status.Code.UNAVAILABLE),
+    /** The tenant or item is not placed here (stale routing): re-route with a fresh topology. */
+    MOVED(Status.Code.ABORTED),
     /** The node is shutting down: retry (on another node). */
     SHUTTING_DOWN(Status.Code.UNAVAILABLE),
     /** An invariant was found broken while applying a batch; the lane refused to go on. */

@@ -77,11 +77,17 @@ public final class RequestValidator {
             throw Failure.invalid("quantity", "is " + r.getQuantity() + ", must be within [1, " + limits.itemTotalMax() + "]");
         }
         key("restock_id", r.getRestockId());
+        if (!r.getRegion().isEmpty()) {
+            region("region", r.getRegion());
+        }
     }
 
     public void getStock(GetStockRequest r) {
         tenant(r.getTenantId());
         item(r.getItemId());
+        if (!r.getRegion().isEmpty()) {
+            region("region", r.getRegion());
+        }
     }
 
     public HoldId holdId(String holdId) {
