@@ -1,7 +1,6 @@
 package io.lastunit.shard;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.catchThrowableOfType;
 import static org.awaitility.Awaitility.await;
 
 import com.google.rpc.ErrorInfo;
@@ -36,13 +35,13 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Consumer;
 import java.util.function.Function;
 import java.util.stream.Stream;
-import org.assertj.core.api.ThrowableAssert.ThrowingCallable;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.MethodOrderer;
@@ -106,13 +105,13 @@ class ValidationIT {
     enum ItemCall {
         RESERVE, CREATE_ITEM, RESTOCK, GET_STOCK;
 
-        void call(String tenant, String item) {
-            switch (this) {
+        Object call(String tenant, String item) {
+            return switch (this) {
                 case RESERVE -> api().reserve(reserve().setTenantId(tenant).setItemId(item).build());
                 case CREATE_ITEM -> api().createItem(createItem(item).setTenantId(tenant).build());
                 case RESTOCK -> api().restock(restock(item).setTenantId(tenant).build());
-                case GET_STOCK -> api().getStock(GetStockRequest.newBuilder().setTenantId(tenant).setItemId(item).build());
-            }
+                case GET_STOCK -> api().getStock(stock(tenant, item));
+            };
         }
     }
 
@@ -186,6 +185,13 @@ class ValidationIT {
     @ValueSource(strings = {"mars", "", "LOCAL", "eu ", "us-east-1"})
     void reserve_refusesUnconfiguredRegion_namingRegion(String region) {
         assertInvalid(() -> api().reserve(reserve().setRegion(region).build()), "region");
+    }
+
+    @ParameterizedTest(name = "region={0}")
+    @ValueSource(strings = {"mars", "LOCAL", "eu ", "region-name-of-thirty-three-chars"})
+    void restockAndGetStock_refuseUnconfiguredRegion_namingRegion(String region) {
+        assertInvalid(() -> api().restock(restock(LEDGER).setRegion(region).build()), "region");
+        assertInvalid(() -> api().getStock(stock(T, LEDGER).toBuilder().setRegion(region).build()), "region");
     }
 
     @ParameterizedTest(name = "hold_ttl_ms={0}")
@@ -272,11 +278,15 @@ class ValidationIT {
 
     static Stream<Arguments> otherItemParameters() {
         return Stream.of(
-                Arguments.of("other total", (Function<CreateItemRequest.Builder, CreateItemRequest.Builder>) b -> b.setTotal(11)),
-                Arguments.of("other per_buyer_limit", (Function<CreateItemRequest.Builder, CreateItemRequest.Builder>) b -> b.setPerBuyerLimit(2)),
-                Arguments.of("other hold_ttl_ms", (Function<CreateItemRequest.Builder, CreateItemRequest.Builder>) b -> b.setHoldTtlMs(30_000)),
-                Arguments.of("other extend_by_ms", (Function<CreateItemRequest.Builder, CreateItemRequest.Builder>) b -> b.setExtendByMs(1_000)),
-                Arguments.of("other home_region", (Function<CreateItemRequest.Builder, CreateItemRequest.Builder>) b -> b.setHomeRegion("eu")));
+                itemChange("other total", b -> b.setTotal(11)),
+                itemChange("other per_buyer_limit", b -> b.setPerBuyerLimit(2)),
+                itemChange("other hold_ttl_ms", b -> b.setHoldTtlMs(30_000)),
+                itemChange("other extend_by_ms", b -> b.setExtendByMs(1_000)),
+                itemChange("other home_region", b -> b.setHomeRegion("eu")));
+    }
+
+    private static Arguments itemChange(String name, Function<CreateItemRequest.Builder, CreateItemRequest.Builder> f) {
+        return Arguments.of(name, f);
     }
 
     @ParameterizedTest(name = "{0}")
@@ -365,8 +375,8 @@ class ValidationIT {
 
         Hold call(String holdId) {
             return switch (this) {
-                case CONFIRM -> api().confirm(ConfirmRequest.newBuilder().setHoldId(holdId).setOrderRef("order-1").build())
-                        .getHold();
+                case CONFIRM -> api().confirm(ConfirmRequest.newBuilder().setHoldId(holdId).setOrderRef("order-1")
+                        .build()).getHold();
                 case RELEASE -> api().release(ReleaseRequest.newBuilder().setHoldId(holdId).build()).getHold();
                 case EXTEND -> api().extend(ExtendRequest.newBuilder().setHoldId(holdId).build()).getHold();
                 case GET_HOLD -> api().getHold(GetHoldRequest.newBuilder().setHoldId(holdId).build()).getHold();
@@ -385,6 +395,7 @@ class ValidationIT {
     /** Hold ids no call accepts, each with a label. */
     static List<Arguments> malformedHoldIds() {
         String good = HoldId.create(T, LEDGER, "local", 0, System.currentTimeMillis()).encode();
+        UUID uuid = HoldId.decode(good, "x").uuid();
         List<Arguments> ids = new ArrayList<>();
         ids.add(Arguments.of("empty", ""));
         ids.add(Arguments.of("401 characters", "A".repeat(401)));
@@ -393,13 +404,13 @@ class ValidationIT {
         ids.add(Arguments.of("unknown version", "AAAA"));
         ids.add(Arguments.of("truncated", good.substring(0, good.length() - 4)));
         ids.add(Arguments.of("trailing bytes", good + "AAAA"));
-        ids.add(Arguments.of("empty tenant", new HoldId("", LEDGER, "local", 0, HoldId.decode(good, "x").uuid()).encode()));
+        ids.add(Arguments.of("empty tenant", new HoldId("", LEDGER, "local", 0, uuid).encode()));
         ids.add(Arguments.of("non-printable tenant",
-                new HoldId("t\u0001", LEDGER, "local", 0, HoldId.decode(good, "x").uuid()).encode()));
+                new HoldId("t\u0001", LEDGER, "local", 0, uuid).encode()));
         ids.add(Arguments.of("tenant of 65 characters",
-                new HoldId("t".repeat(65), LEDGER, "local", 0, HoldId.decode(good, "x").uuid()).encode()));
+                new HoldId("t".repeat(65), LEDGER, "local", 0, uuid).encode()));
         ids.add(Arguments.of("region of 33 characters",
-                new HoldId(T, LEDGER, "r".repeat(33), 0, HoldId.decode(good, "x").uuid()).encode()));
+                new HoldId(T, LEDGER, "r".repeat(33), 0, uuid).encode()));
         List<Arguments> all = new ArrayList<>();
         for (HoldCall c : HoldCall.values()) {
             for (Arguments a : ids) {
@@ -432,14 +443,16 @@ class ValidationIT {
     @MethodSource("holdIdsThatDoNotExist")
     void everyHoldCall_wellFormedIdOfNoHold_isNotFoundHoldNotFound(HoldCall call, String label) {
         HoldId real = HoldId.decode(ledgerHold, "x");
+        long now = System.currentTimeMillis();
         String otherItem = "other-item";
         api().createItem(createItem(otherItem).setTotal(1).build()); // idempotent across cases
         expectStock(T, otherItem, 1, 1, 0, 0);
         HoldId id = switch (label) {
-            case "fresh uuid on an existing item" -> HoldId.create(T, LEDGER, "local", 0, System.currentTimeMillis());
-            case "fresh uuid on an unknown item" -> HoldId.create(T, "no-such-item", "local", 0, System.currentTimeMillis());
-            case "existing hold's uuid under another tenant" -> new HoldId("other-tenant", LEDGER, "local", 0, real.uuid());
-            case "existing hold's uuid under another existing item" -> new HoldId(T, otherItem, "local", 0, real.uuid());
+            case "fresh uuid on an existing item" -> HoldId.create(T, LEDGER, "local", 0, now);
+            case "fresh uuid on an unknown item" -> HoldId.create(T, "no-such-item", "local", 0, now);
+            case "existing hold's uuid under another tenant" -> new HoldId("other", LEDGER, "local", 0, real.uuid());
+            case "existing hold's uuid under another existing item" ->
+                    new HoldId(T, otherItem, "local", 0, real.uuid());
             case "existing hold's uuid in another bucket" -> new HoldId(T, LEDGER, "local", 1, real.uuid());
             default -> throw new IllegalArgumentException(label);
         };
@@ -573,10 +586,14 @@ class ValidationIT {
 
     static Stream<Arguments> otherReserveParameters() {
         return Stream.of(
-                Arguments.of("other quantity", (Function<ReserveRequest.Builder, ReserveRequest.Builder>) b -> b.setQuantity(3)),
-                Arguments.of("other buyer", (Function<ReserveRequest.Builder, ReserveRequest.Builder>) b -> b.setBuyerId("buyer-2")),
-                Arguments.of("other region", (Function<ReserveRequest.Builder, ReserveRequest.Builder>) b -> b.setRegion("eu")),
-                Arguments.of("other hold_ttl_ms", (Function<ReserveRequest.Builder, ReserveRequest.Builder>) b -> b.setHoldTtlMs(30_000)));
+                reserveChange("other quantity", b -> b.setQuantity(3)),
+                reserveChange("other buyer", b -> b.setBuyerId("buyer-2")),
+                reserveChange("other region", b -> b.setRegion("eu")),
+                reserveChange("other hold_ttl_ms", b -> b.setHoldTtlMs(30_000)));
+    }
+
+    private static Arguments reserveChange(String name, Function<ReserveRequest.Builder, ReserveRequest.Builder> f) {
+        return Arguments.of(name, f);
     }
 
     @ParameterizedTest(name = "{0}")
@@ -607,6 +624,34 @@ class ValidationIT {
                 Reason.IDEMPOTENCY_KEY_REUSED, Map.of());
         expectStock(T, first, 5, 4, 1, 0);
         expectStock(T, second, 5, 5, 0, 0);
+    }
+
+    /**
+     * A documented trade-off (inventory.proto, docs/hold-lifecycle.md): a key is checked against
+     * the tenant's other items only when the request would place a hold, so that SOLD_OUT and
+     * LIMIT_EXCEEDED stay answers with no database round trip. Either way no unit moves and the
+     * key's original hold is untouched.
+     */
+    @ParameterizedTest(name = "when the other item is {0}")
+    @ValueSource(strings = {"sold out", "at the buyer's limit"})
+    void reserve_keyFirstUsedOnAnotherItem_whenTheOtherItemSaysNo_answersThatNo_andMovesNothing(String situation) {
+        String first = fresh("reuse-a");
+        String second = fresh("reuse-b");
+        boolean soldOut = situation.equals("sold out");
+        api().createItem(createItem(first).setTotal(5).build());
+        api().createItem(createItem(second).setTotal(soldOut ? 0 : 5).setPerBuyerLimit(soldOut ? 0 : 1).build());
+        ReserveRequest req = reserve().setItemId(first).setQuantity(1).build();
+        Hold original = reserveOk(req.toBuilder());
+        if (!soldOut) {
+            reserveOk(reserve().setItemId(second).setQuantity(1));
+        }
+        ReserveResponse r = api().reserve(req.toBuilder().setItemId(second).build());
+        assertThat(r.getOutcome()).isEqualTo(soldOut ? ReserveOutcome.SOLD_OUT : ReserveOutcome.LIMIT_EXCEEDED);
+        assertThat(r.hasHold()).isFalse();
+        ReserveResponse retry = api().reserve(req);
+        assertThat(retry.getHold().getHoldId()).isEqualTo(original.getHoldId());
+        expectStock(T, first, 5, 4, 1, 0);
+        expectStock(T, second, soldOut ? 0 : 5, soldOut ? 0 : 4, soldOut ? 0 : 1, 0);
     }
 
     @Test
@@ -739,15 +784,27 @@ class ValidationIT {
         return s;
     }
 
-    private static StatusRuntimeException assertInvalid(ThrowingCallable call, String field) {
+    /** A call expected to fail; it returns what the node answered if it did not. */
+    @FunctionalInterface
+    interface Call {
+        Object run();
+    }
+
+    private static StatusRuntimeException assertInvalid(Call call, String field) {
         return assertRefused(call, Status.Code.INVALID_ARGUMENT, Reason.INVALID_FIELD, Map.of("field", field));
     }
 
     /** The call fails with exactly this code and reason, and its ErrorInfo metadata holds {@code metadata}. */
-    private static StatusRuntimeException assertRefused(ThrowingCallable call, Status.Code code, Reason reason,
+    private static StatusRuntimeException assertRefused(Call call, Status.Code code, Reason reason,
                                                         Map<String, String> metadata) {
-        StatusRuntimeException e = catchThrowableOfType(StatusRuntimeException.class, call);
-        assertThat(e).as("expected %s %s, but the call succeeded", code, reason).isNotNull();
+        StatusRuntimeException e;
+        try {
+            Object answer = call.run();
+            throw new AssertionError("expected " + code + " " + reason + ", but the call succeeded with: "
+                    + String.valueOf(answer).replace('\n', ' '));
+        } catch (StatusRuntimeException refused) {
+            e = refused;
+        }
         assertThat(e.getStatus().getCode()).as("status of: %s", e.getStatus().getDescription()).isEqualTo(code);
         ErrorInfo info = GrpcErrors.errorInfo(e).orElseThrow(() -> new AssertionError("no ErrorInfo in " + e));
         assertThat(info.getReason()).as("reason of: %s", e.getStatus().getDescription()).isEqualTo(reason.name());

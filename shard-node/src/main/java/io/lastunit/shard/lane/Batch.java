@@ -198,22 +198,21 @@ final class Batch {
         for (Map.Entry<Op.HoldAction.Kind, List<Op.HoldAction>> e : byKind.entrySet()) {
             List<Op.HoldAction> list = e.getValue();
             int n = list.size();
-            UUID[] ids = new UUID[n];
-            String[] t = new String[n];
-            String[] i = new String[n];
-            Integer[] bn = new Integer[n];
+            LaneStore.HoldRefs refs = new LaneStore.HoldRefs(new UUID[n], new String[n], new String[n],
+                    new Integer[n], new String[n]);
             for (int x = 0; x < n; x++) {
                 HoldId id = list.get(x).holdId();
-                ids[x] = id.uuid();
-                t[x] = id.tenantId();
-                i[x] = id.itemId();
-                bn[x] = id.bucketNo();
+                refs.ids()[x] = id.uuid();
+                refs.tenants()[x] = id.tenantId();
+                refs.items()[x] = id.itemId();
+                refs.buckets()[x] = id.bucketNo();
+                refs.regions()[x] = id.region();
             }
             List<HoldRow> changed = switch (e.getKey()) {
-                case CONFIRM -> store.confirm(c(), ids, t, i, bn,
+                case CONFIRM -> store.confirm(c(), refs,
                         list.stream().map(Op.HoldAction::orderRef).toArray(String[]::new));
-                case RELEASE -> store.release(c(), ids, t, i, bn);
-                case EXTEND -> store.extend(c(), ids, t, i, bn, list.stream()
+                case RELEASE -> store.release(c(), refs);
+                case EXTEND -> store.extend(c(), refs, list.stream()
                         .map(a -> lane.cached(a.bucket()).item.extendByMs()).toArray(Long[]::new));
             };
             List<HoldRow> released = new ArrayList<>();
@@ -254,8 +253,7 @@ final class Batch {
         for (Op.HoldAction a : unmatched.values()) {
             HoldRow h = rows.get(a.holdId().uuid());
             HoldId id = a.holdId();
-            if (h == null || !h.tenantId().equals(id.tenantId()) || !h.itemId().equals(id.itemId())
-                    || h.bucketNo() != id.bucketNo()) {
+            if (h == null || !h.id().equals(id)) {
                 fail(a, Failure.of(Reason.HOLD_NOT_FOUND, "no hold " + id.encode()));
                 continue;
             }

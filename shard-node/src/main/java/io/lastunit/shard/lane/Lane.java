@@ -48,6 +48,8 @@ final class Lane implements Runnable {
     private final InstantSource clock;
     private final Map<BucketKey, BucketState> buckets = new HashMap<>();
     private final ArrayDeque<Op> carry = new ArrayDeque<>();
+    /** How often each carried operation has been carried; entries leave when the op completes. */
+    private final java.util.IdentityHashMap<Op, Integer> carried = new java.util.IdentityHashMap<>();
     private volatile boolean running = true;
     private volatile Thread thread;
     /** Database clock minus local clock, in micros, measured at each bucket load. */
@@ -118,6 +120,7 @@ final class Lane implements Runnable {
     void failQueued() {
         List<Op> left = new ArrayList<>(carry);
         carry.clear();
+        carried.clear();
         queue.drainTo(left);
         for (Op op : left) {
             op.future().completeExceptionally(Failure.retryable(Reason.SHUTTING_DOWN,
@@ -151,6 +154,9 @@ final class Lane implements Runnable {
         }
         if (!work.isEmpty()) {
             applyBatch(work);
+        }
+        if (!carried.isEmpty()) {
+            carried.keySet().removeIf(op -> op.future().isDone());
         }
     }
 
@@ -297,7 +303,20 @@ final class Lane implements Runnable {
         return config;
     }
 
+    /**
+     * Puts an operation into the next batch (a second call on a hold in the same batch, a key
+     * whose first use is still being decided). Bounded: an operation carried more than
+     * {@code redoMax + 1} times fails with STORE_UNAVAILABLE instead of circling forever.
+     */
     void carryOver(Op op) {
+        int n = carried.merge(op, 1, Integer::sum);
+        if (n > config.redoMax() + 1) {
+            carried.remove(op);
+            op.future().completeExceptionally(Failure.retryable(Reason.STORE_UNAVAILABLE, "lane " + index
+                    + " could not settle this request after " + (n - 1) + " batches; retry with the same key",
+                    retryAfter()));
+            return;
+        }
         carry.add(op);
     }
 

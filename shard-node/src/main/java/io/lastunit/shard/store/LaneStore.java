@@ -124,8 +124,8 @@ public final class LaneStore {
     private static final String CONFIRM = """
             WITH upd AS (
                 UPDATE holds h SET state = 'SOLD', order_ref = d.ref, ended_at = now()
-                  FROM unnest(?::uuid[], ?::text[], ?::text[], ?::int4[], ?::text[]) AS d(id, t, i, n, ref)
-                 WHERE h.hold_id = d.id AND h.tenant_id = d.t AND h.item_id = d.i AND h.bucket_no = d.n
+                  FROM unnest(?::uuid[], ?::text[], ?::text[], ?::int4[], ?::text[], ?::text[]) AS d(id, t, i, n, r, ref)
+                 WHERE h.hold_id = d.id AND h.tenant_id = d.t AND h.item_id = d.i AND h.bucket_no = d.n AND h.region = d.r
                    AND h.state = 'HELD' AND h.expires_at > now()
                 RETURNING %s
             ), ob AS (
@@ -135,11 +135,10 @@ public final class LaneStore {
             SELECT * FROM upd""".formatted(HoldRow.columns("h"));
 
     /** HELD and unexpired → SOLD. Returns the holds it changed. */
-    public List<HoldRow> confirm(Connection c, UUID[] ids, String[] tenants, String[] items, Integer[] buckets,
-                                 String[] orderRefs) throws SQLException {
+    public List<HoldRow> confirm(Connection c, HoldRefs refs, String[] orderRefs) throws SQLException {
         try (PreparedStatement ps = c.prepareStatement(CONFIRM)) {
-            bindHoldRefs(c, ps, ids, tenants, items, buckets);
-            ps.setArray(5, c.createArrayOf("text", orderRefs));
+            refs.bind(c, ps);
+            ps.setArray(6, c.createArrayOf("text", orderRefs));
             return holds(ps);
         }
     }
@@ -147,8 +146,8 @@ public final class LaneStore {
     private static final String RELEASE = """
             WITH upd AS (
                 UPDATE holds h SET state = 'RELEASED', ended_at = now()
-                  FROM unnest(?::uuid[], ?::text[], ?::text[], ?::int4[]) AS d(id, t, i, n)
-                 WHERE h.hold_id = d.id AND h.tenant_id = d.t AND h.item_id = d.i AND h.bucket_no = d.n
+                  FROM unnest(?::uuid[], ?::text[], ?::text[], ?::int4[], ?::text[]) AS d(id, t, i, n, r)
+                 WHERE h.hold_id = d.id AND h.tenant_id = d.t AND h.item_id = d.i AND h.bucket_no = d.n AND h.region = d.r
                    AND h.state = 'HELD' AND h.expires_at > now()
                 RETURNING %s
             ), ob AS (
@@ -158,10 +157,9 @@ public final class LaneStore {
             SELECT * FROM upd""".formatted(HoldRow.columns("h"));
 
     /** HELD and unexpired → RELEASED. Returns the holds it changed. */
-    public List<HoldRow> release(Connection c, UUID[] ids, String[] tenants, String[] items, Integer[] buckets)
-            throws SQLException {
+    public List<HoldRow> release(Connection c, HoldRefs refs) throws SQLException {
         try (PreparedStatement ps = c.prepareStatement(RELEASE)) {
-            bindHoldRefs(c, ps, ids, tenants, items, buckets);
+            refs.bind(c, ps);
             return holds(ps);
         }
     }
@@ -169,8 +167,8 @@ public final class LaneStore {
     private static final String EXTEND = """
             WITH upd AS (
                 UPDATE holds h SET expires_at = h.expires_at + d.ms * interval '1 millisecond', extended = true
-                  FROM unnest(?::uuid[], ?::text[], ?::text[], ?::int4[], ?::int8[]) AS d(id, t, i, n, ms)
-                 WHERE h.hold_id = d.id AND h.tenant_id = d.t AND h.item_id = d.i AND h.bucket_no = d.n
+                  FROM unnest(?::uuid[], ?::text[], ?::text[], ?::int4[], ?::text[], ?::int8[]) AS d(id, t, i, n, r, ms)
+                 WHERE h.hold_id = d.id AND h.tenant_id = d.t AND h.item_id = d.i AND h.bucket_no = d.n AND h.region = d.r
                    AND h.state = 'HELD' AND NOT h.extended AND h.expires_at > now()
                 RETURNING %s
             ), ob AS (
@@ -180,21 +178,23 @@ public final class LaneStore {
             SELECT * FROM upd""".formatted(HoldRow.columns("h"));
 
     /** HELD, unexpired and not yet extended → expiry pushed out by the given milliseconds. */
-    public List<HoldRow> extend(Connection c, UUID[] ids, String[] tenants, String[] items, Integer[] buckets,
-                                Long[] extendByMs) throws SQLException {
+    public List<HoldRow> extend(Connection c, HoldRefs refs, Long[] extendByMs) throws SQLException {
         try (PreparedStatement ps = c.prepareStatement(EXTEND)) {
-            bindHoldRefs(c, ps, ids, tenants, items, buckets);
-            ps.setArray(5, c.createArrayOf("int8", extendByMs));
+            refs.bind(c, ps);
+            ps.setArray(6, c.createArrayOf("int8", extendByMs));
             return holds(ps);
         }
     }
 
-    private static void bindHoldRefs(Connection c, PreparedStatement ps, UUID[] ids, String[] tenants, String[] items,
-                                     Integer[] buckets) throws SQLException {
-        ps.setArray(1, c.createArrayOf("uuid", ids));
-        ps.setArray(2, c.createArrayOf("text", tenants));
-        ps.setArray(3, c.createArrayOf("text", items));
-        ps.setArray(4, c.createArrayOf("int4", buckets));
+    /** The parts of hold ids a hold statement matches on: every part must agree with the row. */
+    public record HoldRefs(UUID[] ids, String[] tenants, String[] items, Integer[] buckets, String[] regions) {
+        void bind(Connection c, PreparedStatement ps) throws SQLException {
+            ps.setArray(1, c.createArrayOf("uuid", ids));
+            ps.setArray(2, c.createArrayOf("text", tenants));
+            ps.setArray(3, c.createArrayOf("text", items));
+            ps.setArray(4, c.createArrayOf("int4", buckets));
+            ps.setArray(5, c.createArrayOf("text", regions));
+        }
     }
 
     /** Reads holds by id (any tenant; the caller compares). */
