@@ -29,7 +29,25 @@ public record ShardConfig(
         Duration sweepInterval,
         int sweepBucketsPerTickMax,
         int readThreads,
-        int readQueueCapacity) {
+        int readQueueCapacity,
+        Topology topology) {
+
+    /**
+     * Where the node registers and learns placement. An empty {@code zookeeper} runs the node
+     * standalone: no registration, every item accepted.
+     *
+     * @param zookeeper          connect string, or empty
+     * @param namespace          the topology's root znode
+     * @param advertisedAddress  host:port routers use to reach this node; empty = host:port
+     * @param staleMax           how long a suspended session may serve the last topology
+     */
+    public record Topology(String zookeeper, String namespace, String advertisedAddress, Duration staleMax) {
+        public static final Topology STANDALONE = new Topology("", "/lastunit", "", Duration.ofSeconds(10));
+
+        public boolean enabled() {
+            return !zookeeper.isBlank();
+        }
+    }
 
     /**
      * @param poolSize connections; 0 = lanes + read threads + 2 (sweeper, spare). Fewer than
@@ -65,6 +83,13 @@ public record ShardConfig(
         if (readQueueCapacity < 1) {
             problems.add("readQueueCapacity=" + readQueueCapacity + " must be >= 1");
         }
+        if (topology.enabled() && (topology.namespace() == null || !topology.namespace().startsWith("/"))) {
+            problems.add("namespace must be an absolute znode path, got " + topology.namespace());
+        }
+        if (topology.enabled() && (topology.staleMax() == null || topology.staleMax().isNegative()
+                || topology.staleMax().isZero())) {
+            problems.add("topology staleMax must be positive");
+        }
         if (!problems.isEmpty()) {
             throw new IllegalArgumentException("invalid shard config: " + String.join("; ", problems));
         }
@@ -81,6 +106,6 @@ public record ShardConfig(
 
     public ShardConfig withJdbc(Jdbc other) {
         return new ShardConfig(shardId, host, port, other, limits, lanes, sweepInterval, sweepBucketsPerTickMax,
-                readThreads, readQueueCapacity);
+                readThreads, readQueueCapacity, topology);
     }
 }

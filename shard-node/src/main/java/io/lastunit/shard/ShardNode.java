@@ -7,7 +7,13 @@ import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
 import io.grpc.protobuf.services.HealthStatusManager;
 import io.lastunit.common.RequestValidator;
 import io.lastunit.shard.expiry.ExpirySweeper;
+import io.lastunit.api.topology.v1.LiveShard;
+import io.lastunit.common.topology.Curators;
+import io.lastunit.common.topology.ShardRegistration;
+import io.lastunit.common.topology.TopologyCache;
 import io.lastunit.shard.grpc.InventoryGrpcService;
+import io.lastunit.shard.grpc.PlacementGuard;
+import org.apache.curator.framework.CuratorFramework;
 import io.lastunit.shard.grpc.ShardGrpcService;
 import io.lastunit.shard.lane.LaneEngine;
 import io.lastunit.shard.store.EmbeddedDatabase;
@@ -42,6 +48,10 @@ public final class ShardNode implements AutoCloseable {
     private InvariantChecker checker;
     private Server server;
     private HealthStatusManager health;
+    private InventoryGrpcService inventory;
+    private CuratorFramework curator;
+    private TopologyCache topology;
+    private ShardRegistration registration;
     private State state = State.LATENT;
 
     private enum State { LATENT, STARTED, CLOSED }
@@ -69,12 +79,21 @@ public final class ShardNode implements AutoCloseable {
         sweeper = new ExpirySweeper(dataSource, engine, config.sweepInterval(), config.sweepBucketsPerTickMax());
         sweeper.start();
         RequestValidator validator = new RequestValidator(config.limits());
+        PlacementGuard placement = PlacementGuard.STANDALONE;
+        if (config.topology().enabled()) {
+            curator = Curators.newClient(config.topology().zookeeper(), Duration.ofSeconds(15));
+            curator.start();
+            topology = new TopologyCache(curator, config.topology().namespace(), config.topology().staleMax(),
+                    InstantSource.system());
+            topology.start(Duration.ofSeconds(30));
+            placement = new PlacementGuard(topology, config.shardId());
+        }
         health = new HealthStatusManager();
         // Handlers never block (they validate and enqueue), so they run on the transport threads.
         server = NettyServerBuilder.forAddress(new InetSocketAddress(config.host(), config.port()))
                 .directExecutor()
-                .addService(new InventoryGrpcService(validator, engine, reads))
-                .addService(new ShardGrpcService(validator, checker, reads))
+                .addService(inventory = new InventoryGrpcService(validator, engine, reads, placement))
+                .addService(new ShardGrpcService(validator, checker, reads, config.shardId()))
                 .addService(health.getHealthService())
                 .permitKeepAliveTime(10, TimeUnit.SECONDS)
                 .permitKeepAliveWithoutCalls(true)
@@ -82,6 +101,17 @@ public final class ShardNode implements AutoCloseable {
                 .build()
                 .start();
         health.setStatus("", io.grpc.health.v1.HealthCheckResponse.ServingStatus.SERVING);
+        if (curator != null) {
+            // Registered only once listening, so no router is sent to a port that is not open yet.
+            String address = config.topology().advertisedAddress().isBlank()
+                    ? config.host() + ":" + server.getPort() : config.topology().advertisedAddress();
+            registration = new ShardRegistration(curator, config.topology().namespace(), LiveShard.newBuilder()
+                    .setShardId(config.shardId()).setAddress(address).setStartedAtMs(clock.millis()).build());
+            registration.start();
+            if (!registration.awaitRegistered(Duration.ofSeconds(30))) {
+                throw new IOException("shard " + config.shardId() + " could not register in ZooKeeper");
+            }
+        }
         state = State.STARTED;
         log.info("shard {} serving on {}:{} ({} lanes, regions {})", config.shardId(), config.host(), port(),
                 config.lanes().laneCount(), config.limits().regions());
@@ -121,6 +151,11 @@ public final class ShardNode implements AutoCloseable {
         return checker;
     }
 
+    /** Public API calls this node has received (answered or refused). */
+    public synchronized long callsServed() {
+        return inventory == null ? 0 : inventory.calls();
+    }
+
     public synchronized DataSource dataSource() {
         return dataSource;
     }
@@ -136,6 +171,9 @@ public final class ShardNode implements AutoCloseable {
         }
         State was = state;
         state = State.CLOSED;
+        if (registration != null) {
+            registration.close(); // routers stop sending new calls here first
+        }
         if (was == State.STARTED) {
             health.enterTerminalState();
             server.shutdown();
@@ -150,6 +188,12 @@ public final class ShardNode implements AutoCloseable {
                 server.shutdownNow();
                 Thread.currentThread().interrupt();
             }
+        }
+        if (topology != null) {
+            topology.close();
+        }
+        if (curator != null) {
+            curator.close();
         }
         if (dataSource != null) {
             dataSource.close();

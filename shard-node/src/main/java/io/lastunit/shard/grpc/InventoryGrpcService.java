@@ -36,18 +36,31 @@ public final class InventoryGrpcService extends InventoryServiceGrpc.InventorySe
     private final RequestValidator validator;
     private final LaneEngine engine;
     private final ReadPool reads;
+    private final PlacementGuard placement;
+    private final String defaultRegion;
     private final ItemStore items = new ItemStore();
+    private final java.util.concurrent.atomic.AtomicLong calls = new java.util.concurrent.atomic.AtomicLong();
 
-    public InventoryGrpcService(RequestValidator validator, LaneEngine engine, ReadPool reads) {
+    public InventoryGrpcService(RequestValidator validator, LaneEngine engine, ReadPool reads,
+                                PlacementGuard placement) {
         this.validator = validator;
         this.engine = engine;
         this.reads = reads;
+        this.placement = placement;
+        this.defaultRegion = validator.limits().regions().iterator().next();
+    }
+
+    /** Calls this service has received (answered or refused). */
+    public long calls() {
+        return calls.get();
     }
 
     @Override
     public void createItem(CreateItemRequest request, StreamObserver<CreateItemResponse> out) {
         try {
+            calls.incrementAndGet();
             validator.createItem(request);
+            placement.check(request.getTenantId(), request.getItemId(), request.getHomeRegion());
             Replies.send(engine.createItem(request), r -> r, out);
         } catch (Failure f) {
             Replies.fail(f, out);
@@ -57,7 +70,10 @@ public final class InventoryGrpcService extends InventoryServiceGrpc.InventorySe
     @Override
     public void restock(RestockRequest request, StreamObserver<RestockResponse> out) {
         try {
+            calls.incrementAndGet();
             validator.restock(request);
+            placement.check(request.getTenantId(), request.getItemId(),
+                    placement.regionOr(request.getRegion(), defaultRegion));
             Replies.send(engine.restock(request), r -> r, out);
         } catch (Failure f) {
             Replies.fail(f, out);
@@ -67,7 +83,10 @@ public final class InventoryGrpcService extends InventoryServiceGrpc.InventorySe
     @Override
     public void getStock(GetStockRequest request, StreamObserver<GetStockResponse> out) {
         try {
+            calls.incrementAndGet();
             validator.getStock(request);
+            placement.check(request.getTenantId(), request.getItemId(),
+                    placement.regionOr(request.getRegion(), defaultRegion));
             Replies.send(reads.submit(c -> {
                 var stock = items.readStock(c, request.getTenantId(), request.getItemId());
                 if (stock == null) {
@@ -84,7 +103,9 @@ public final class InventoryGrpcService extends InventoryServiceGrpc.InventorySe
     @Override
     public void reserve(ReserveRequest request, StreamObserver<ReserveResponse> out) {
         try {
+            calls.incrementAndGet();
             validator.reserve(request);
+            placement.check(request.getTenantId(), request.getItemId(), request.getRegion());
             Replies.send(engine.reserve(request), r -> r, out);
         } catch (Failure f) {
             Replies.fail(f, out);
@@ -94,7 +115,9 @@ public final class InventoryGrpcService extends InventoryServiceGrpc.InventorySe
     @Override
     public void extend(ExtendRequest request, StreamObserver<ExtendResponse> out) {
         try {
+            calls.incrementAndGet();
             HoldId id = validator.holdId(request.getHoldId());
+            placement.check(id.tenantId(), id.itemId(), id.region());
             Replies.send(engine.extend(id), h -> ExtendResponse.newBuilder().setHold(h).build(), out);
         } catch (Failure f) {
             Replies.fail(f, out);
@@ -104,7 +127,9 @@ public final class InventoryGrpcService extends InventoryServiceGrpc.InventorySe
     @Override
     public void confirm(ConfirmRequest request, StreamObserver<ConfirmResponse> out) {
         try {
+            calls.incrementAndGet();
             HoldId id = validator.confirm(request);
+            placement.check(id.tenantId(), id.itemId(), id.region());
             Replies.send(engine.confirm(id, request.getOrderRef()),
                     h -> ConfirmResponse.newBuilder().setHold(h).build(), out);
         } catch (Failure f) {
@@ -115,7 +140,9 @@ public final class InventoryGrpcService extends InventoryServiceGrpc.InventorySe
     @Override
     public void release(ReleaseRequest request, StreamObserver<ReleaseResponse> out) {
         try {
+            calls.incrementAndGet();
             HoldId id = validator.holdId(request.getHoldId());
+            placement.check(id.tenantId(), id.itemId(), id.region());
             Replies.send(engine.release(id), h -> ReleaseResponse.newBuilder().setHold(h).build(), out);
         } catch (Failure f) {
             Replies.fail(f, out);
@@ -125,7 +152,9 @@ public final class InventoryGrpcService extends InventoryServiceGrpc.InventorySe
     @Override
     public void getHold(GetHoldRequest request, StreamObserver<GetHoldResponse> out) {
         try {
+            calls.incrementAndGet();
             HoldId id = validator.holdId(request.getHoldId());
+            placement.check(id.tenantId(), id.itemId(), id.region());
             Replies.send(reads.submit(c -> {
                 HoldRow h = items.readHold(c, id.uuid());
                 if (h == null || !h.id().equals(id)) {

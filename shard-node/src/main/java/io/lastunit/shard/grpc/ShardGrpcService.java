@@ -2,6 +2,8 @@ package io.lastunit.shard.grpc;
 
 import io.grpc.stub.StreamObserver;
 import io.lastunit.api.shard.v1.CheckInvariantsRequest;
+import io.lastunit.api.shard.v1.CountItemsRequest;
+import io.lastunit.api.shard.v1.CountItemsResponse;
 import io.lastunit.api.shard.v1.InvariantReport;
 import io.lastunit.api.shard.v1.ShardServiceGrpc;
 import io.lastunit.common.Failure;
@@ -14,11 +16,31 @@ public final class ShardGrpcService extends ShardServiceGrpc.ShardServiceImplBas
     private final RequestValidator validator;
     private final InvariantChecker checker;
     private final ReadPool reads;
+    private final String shardId;
 
-    public ShardGrpcService(RequestValidator validator, InvariantChecker checker, ReadPool reads) {
+    public ShardGrpcService(RequestValidator validator, InvariantChecker checker, ReadPool reads, String shardId) {
         this.validator = validator;
         this.checker = checker;
         this.reads = reads;
+        this.shardId = shardId;
+    }
+
+    @Override
+    public void countItems(CountItemsRequest request, StreamObserver<CountItemsResponse> out) {
+        try {
+            validator.tenant(request.getTenantId());
+            Replies.send(reads.submit(c -> {
+                try (var ps = c.prepareStatement("SELECT count(*) FROM items WHERE tenant_id = ?")) {
+                    ps.setString(1, request.getTenantId());
+                    try (var rs = ps.executeQuery()) {
+                        rs.next();
+                        return rs.getLong(1);
+                    }
+                }
+            }), n -> CountItemsResponse.newBuilder().setShardId(shardId).setItems(n).build(), out);
+        } catch (Failure f) {
+            Replies.fail(f, out);
+        }
     }
 
     @Override

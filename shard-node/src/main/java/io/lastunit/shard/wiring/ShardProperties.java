@@ -36,6 +36,11 @@ public class ShardProperties {
     private int sweepBatchMax = LANES.sweepBatchMax();
     private long retryAfterMs = LANES.retryAfterMs();
 
+    private String zookeeper = "";
+    private String namespace = "/lastunit";
+    private String advertisedAddress = "";
+    private long topologyStaleMaxMs = 10_000;
+
     private long sweepIntervalMs = 1_000;
     private int sweepBucketsPerTickMax = 10_000;
     private int readThreads = 2;
@@ -60,9 +65,18 @@ public class ShardProperties {
                 retryAfterMs);
         return new ShardConfig(id, host, port, new ShardConfig.Jdbc(jdbcUrl, jdbcUser, jdbcPassword, poolSize),
                 limits, laneConfig, Duration.ofMillis(sweepIntervalMs), sweepBucketsPerTickMax, readThreads,
-                readQueueCapacity);
+                readQueueCapacity, new ShardConfig.Topology(zookeeper, namespace, advertisedAddress,
+                Duration.ofMillis(topologyStaleMaxMs)));
     }
 
+    public String getZookeeper() { return zookeeper; }
+    public void setZookeeper(String zookeeper) { this.zookeeper = zookeeper; }
+    public String getNamespace() { return namespace; }
+    public void setNamespace(String namespace) { this.namespace = namespace; }
+    public String getAdvertisedAddress() { return advertisedAddress; }
+    public void setAdvertisedAddress(String advertisedAddress) { this.advertisedAddress = advertisedAddress; }
+    public long getTopologyStaleMaxMs() { return topologyStaleMaxMs; }
+    public void setTopologyStaleMaxMs(long v) { this.topologyStaleMaxMs = v; }
     public String getId() { return id; }
     public void setId(String id) { this.id = id; }
     public String getHost() { return host; }

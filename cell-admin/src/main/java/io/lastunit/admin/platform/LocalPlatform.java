@@ -1,0 +1,278 @@
+package io.lastunit.admin.platform;
+
+import io.lastunit.api.topology.v1.ShardInfo;
+import io.lastunit.common.topology.Curators;
+import io.lastunit.common.topology.TopologyStore;
+import io.lastunit.router.RouterNode;
+import io.lastunit.router.auth.Authenticator;
+import io.lastunit.shard.ShardConfig;
+import io.lastunit.shard.ShardNode;
+import io.micronaut.context.ApplicationContext;
+import java.io.IOException;
+import java.net.ServerSocket;
+import java.sql.SQLException;
+import java.time.Duration;
+import java.time.InstantSource;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import org.apache.curator.framework.CuratorFramework;
+import org.apache.curator.test.TestingServer;
+
+/**
+ * A whole lastunit platform in one process, wired exactly as separate processes would be: a
+ * ZooKeeper server (in-process unless one is given), cells whose shard nodes each have their
+ * own PostgreSQL database and gRPC port on 127.0.0.1, registered in ZooKeeper, and one router.
+ * Used by {@code ./lastunit up}, {@code ./lastunit demo} and the cluster tests. Shard nodes can be
+ * stopped and started again on the same database and port. Not thread-safe: drive it from one
+ * thread; the services it starts are.
+ */
+public final class LocalPlatform implements AutoCloseable {
+
+    /** A cell to create: its name, regions, and shards per region. */
+    public record CellSpec(String name, List<String> regions, int shardsPerRegion) {
+    }
+
+    /** Gives each shard its database (created when absent). */
+    @FunctionalInterface
+    public interface ShardDatabases {
+        ShardConfig.Jdbc forShard(String shardId) throws SQLException;
+    }
+
+    /** The token `./lastunit up` and the demo use: every tenant, admin. Never configure it in production. */
+    public static final String DEV_TOKEN = "lastunit-dev-token";
+
+    private final List<CellSpec> cells;
+    private final ShardDatabases databases;
+    private final String zookeeperGiven;
+    private final int routerPort;
+    private final List<String> tokenGrants;
+    private final Map<String, Object> shardOverrides;
+    private final Map<String, Object> routerOverrides;
+
+    private TestingServer zookeeperServer;
+    private String zookeeper;
+    private CuratorFramework admin;
+    private final Map<String, ShardInfo> shards = new LinkedHashMap<>();
+    private final Map<String, ApplicationContext> shardContexts = new HashMap<>();
+    private final Map<String, ShardConfig.Jdbc> shardJdbc = new HashMap<>();
+    private ApplicationContext routerContext;
+    private RouterNode router;
+
+    private LocalPlatform(Builder b) {
+        this.cells = List.copyOf(b.cells);
+        this.databases = b.databases;
+        this.zookeeperGiven = b.zookeeper;
+        this.routerPort = b.routerPort;
+        this.tokenGrants = List.copyOf(b.tokenGrants);
+        this.shardOverrides = Map.copyOf(b.shardOverrides);
+        this.routerOverrides = Map.copyOf(b.routerOverrides);
+    }
+
+    public static Builder builder(ShardDatabases databases) {
+        return new Builder(databases);
+    }
+
+    /** Settings of a platform to start. */
+    public static final class Builder {
+        private final ShardDatabases databases;
+        private final List<CellSpec> cells = new ArrayList<>();
+        private String zookeeper;
+        private int routerPort;
+        private final List<String> tokenGrants = new ArrayList<>(
+                List.of(Authenticator.sha256Hex(DEV_TOKEN) + ":dev:*:admin"));
+        private final Map<String, Object> shardOverrides = new HashMap<>();
+        private final Map<String, Object> routerOverrides = new HashMap<>();
+
+        private Builder(ShardDatabases databases) {
+            this.databases = databases;
+        }
+
+        public Builder cell(String name, List<String> regions, int shardsPerRegion) {
+            cells.add(new CellSpec(name, regions, shardsPerRegion));
+            return this;
+        }
+
+        /** Use this ZooKeeper ensemble instead of starting one in process. */
+        public Builder zookeeper(String connectString) {
+            this.zookeeper = connectString;
+            return this;
+        }
+
+        public Builder routerPort(int port) {
+            this.routerPort = port;
+            return this;
+        }
+
+        /** Adds a token grant ({@code <sha256-hex>:<name>:<tenants>[:admin]}) to the router's. */
+        public Builder tokenGrant(String grant) {
+            tokenGrants.add(grant);
+            return this;
+        }
+
+        /** A {@code lastunit.shard.*} setting for every shard node. */
+        public Builder shardSetting(String key, Object value) {
+            shardOverrides.put(key, value);
+            return this;
+        }
+
+        /** A {@code lastunit.router.*} setting for the router. */
+        public Builder routerSetting(String key, Object value) {
+            routerOverrides.put(key, value);
+            return this;
+        }
+
+        public LocalPlatform start() throws Exception {
+            if (cells.isEmpty()) {
+                throw new IllegalArgumentException("a platform needs at least one cell");
+            }
+            LocalPlatform p = new LocalPlatform(this);
+            try {
+                p.startAll();
+            } catch (Exception | Error e) {
+                p.close();
+                throw e;
+            }
+            return p;
+        }
+    }
+
+    private void startAll() throws Exception {
+        if (zookeeperGiven == null) {
+            zookeeperServer = new TestingServer(new org.apache.curator.test.InstanceSpec(null, -1, -1, -1, true, -1,
+                    -1, -1, Map.of(), "127.0.0.1"), true);
+            zookeeper = zookeeperServer.getConnectString();
+        } else {
+            zookeeper = zookeeperGiven;
+        }
+        admin = Curators.newClient(zookeeper, Duration.ofSeconds(15));
+        admin.start();
+        TopologyStore store = new TopologyStore(admin, TopologyStore.ROOT_DEFAULT, InstantSource.system());
+        List<String> allRegions = new ArrayList<>();
+        for (CellSpec cell : cells) {
+            List<ShardInfo> cellShards = new ArrayList<>();
+            for (String region : cell.regions()) {
+                if (!allRegions.contains(region)) {
+                    allRegions.add(region);
+                }
+                for (int i = 1; i <= cell.shardsPerRegion(); i++) {
+                    String id = cell.name() + "-" + region + "-" + i;
+                    cellShards.add(ShardInfo.newBuilder().setShardId(id).setCell(cell.name()).setRegion(region)
+                            .setAddress("127.0.0.1:" + freePort()).build());
+                }
+            }
+            store.createCell(cell.name(), cell.regions(), cellShards);
+            for (ShardInfo s : cellShards) {
+                shards.put(s.getShardId(), s);
+            }
+        }
+        for (ShardInfo s : shards.values()) {
+            shardJdbc.put(s.getShardId(), databases.forShard(s.getShardId()));
+            startShard(s.getShardId());
+        }
+        startRouter(allRegions);
+    }
+
+    private static int freePort() throws IOException {
+        try (ServerSocket s = new ServerSocket(0, 50, java.net.InetAddress.getLoopbackAddress())) {
+            return s.getLocalPort();
+        }
+    }
+
+    /** Starts (or starts again) a shard node on its database and port. */
+    public ShardNode startShard(String shardId) throws IOException {
+        if (shardContexts.containsKey(shardId)) {
+            throw new IllegalStateException("shard " + shardId + " is running");
+        }
+        ShardInfo s = shards.get(shardId);
+        ShardConfig.Jdbc jdbc = shardJdbc.get(shardId);
+        Map<String, Object> props = new HashMap<>();
+        props.put("lastunit.shard.id", shardId);
+        props.put("lastunit.shard.host", "127.0.0.1");
+        props.put("lastunit.shard.port", Integer.parseInt(s.getAddress().substring(s.getAddress().lastIndexOf(':') + 1)));
+        props.put("lastunit.shard.regions", s.getRegion());
+        props.put("lastunit.shard.jdbc-url", jdbc.url());
+        props.put("lastunit.shard.jdbc-user", jdbc.user());
+        props.put("lastunit.shard.jdbc-password", jdbc.password());
+        props.put("lastunit.shard.zookeeper", zookeeper);
+        props.put("lastunit.shard.lanes", 2);
+        props.put("lastunit.shard.read-threads", 1);
+        props.putAll(shardOverrides);
+        ApplicationContext ctx = ApplicationContext.run(props);
+        try {
+            ShardNode node = ctx.getBean(ShardNode.class).start();
+            shardContexts.put(shardId, ctx);
+            return node;
+        } catch (IOException | RuntimeException e) {
+            ctx.close();
+            throw e;
+        }
+    }
+
+    /** Stops a shard node: it leaves ZooKeeper, finishes what it accepted, and closes. */
+    public void stopShard(String shardId) {
+        ApplicationContext ctx = shardContexts.remove(shardId);
+        if (ctx != null) {
+            ctx.close();
+        }
+    }
+
+    private void startRouter(List<String> regions) throws Exception {
+        Map<String, Object> props = new HashMap<>();
+        props.put("lastunit.router.port", routerPort);
+        props.put("lastunit.router.zookeeper", zookeeper);
+        props.put("lastunit.router.regions", regions);
+        props.put("lastunit.router.tokens", tokenGrants);
+        props.putAll(routerOverrides);
+        routerContext = ApplicationContext.run(props);
+        router = routerContext.getBean(RouterNode.class).start();
+    }
+
+    public RouterNode router() {
+        return router;
+    }
+
+    public int routerPort() {
+        return router.port();
+    }
+
+    public String zookeeper() {
+        return zookeeper;
+    }
+
+    /** The ZooKeeper server, when the platform started its own (null otherwise). */
+    public TestingServer zookeeperServer() {
+        return zookeeperServer;
+    }
+
+    public Map<String, ShardInfo> shards() {
+        return Map.copyOf(shards);
+    }
+
+    public ShardNode shard(String shardId) {
+        ApplicationContext ctx = shardContexts.get(shardId);
+        return ctx == null ? null : ctx.getBean(ShardNode.class);
+    }
+
+    @Override
+    public void close() {
+        if (routerContext != null) {
+            routerContext.close();
+        }
+        for (String id : new ArrayList<>(shardContexts.keySet())) {
+            stopShard(id);
+        }
+        if (admin != null) {
+            admin.close();
+        }
+        if (zookeeperServer != null) {
+            try {
+                zookeeperServer.close();
+            } catch (IOException ignored) {
+                // the server's port and files go with the process
+            }
+        }
+    }
+}

@@ -1,0 +1,84 @@
+package io.lastunit.common.topology;
+
+import java.time.Duration;
+import java.util.Objects;
+import org.apache.curator.RetryPolicy;
+import org.apache.curator.framework.CuratorFramework;
+import org.apache.curator.framework.CuratorFrameworkFactory;
+import org.apache.curator.retry.ExponentialBackoffRetry;
+
+/**
+ * Builds the Curator clients lastunit services share, with every option that matters passed
+ * explicitly rather than left to Curator's defaults. Stateless, thread-safe.
+ *
+ * <p>Hazard: each foreground call retries through {@link #RETRY_SLEEP_BASE}..{@link #RETRY_SLEEP_MAX}
+ * for up to {@value #RETRIES_MAX} retries, each waiting up to the connection timeout, so a write
+ * during an outage can block for about {@code RETRIES_MAX x (connectionTimeout + RETRY_SLEEP_MAX)}
+ * before it fails. Keep foreground calls off request threads; the hot path reads {@link TopologyCache}.
+ */
+public final class Curators {
+    /** The connection timeout of {@link #newClient(String, Duration)} unless the session timeout is shorter. */
+    public static final Duration CONNECTION_TIMEOUT = Duration.ofSeconds(5);
+    public static final Duration RETRY_SLEEP_BASE = Duration.ofMillis(100);
+    public static final Duration RETRY_SLEEP_MAX = Duration.ofSeconds(2);
+    public static final int RETRIES_MAX = 10;
+    /** ZooKeeper refuses sessions outside 2..20 ticks; these bounds only catch unit mistakes. */
+    static final Duration SESSION_TIMEOUT_MIN = Duration.ofMillis(100);
+    static final Duration SESSION_TIMEOUT_MAX = Duration.ofMinutes(5);
+
+    private Curators() {
+    }
+
+    /**
+     * A client (not started) with the given session timeout, a connection timeout of
+     * {@link #CONNECTION_TIMEOUT} or the session timeout when that is shorter, and exponential
+     * backoff from {@link #RETRY_SLEEP_BASE} to {@link #RETRY_SLEEP_MAX} for {@value #RETRIES_MAX}
+     * retries. Call {@code start()} and {@code blockUntilConnected(...)} before use; close it last.
+     */
+    public static CuratorFramework newClient(String connectString, Duration sessionTimeout) {
+        Duration connectionTimeout = sessionTimeout.compareTo(CONNECTION_TIMEOUT) < 0 ? sessionTimeout : CONNECTION_TIMEOUT;
+        RetryPolicy retry = new ExponentialBackoffRetry(
+                (int) RETRY_SLEEP_BASE.toMillis(), RETRIES_MAX, (int) RETRY_SLEEP_MAX.toMillis());
+        return newClient(connectString, sessionTimeout, connectionTimeout, retry);
+    }
+
+    /**
+     * A client (not started) with everything explicit.
+     *
+     * <ul>
+     *   <li>No namespace: paths are absolute; {@link TopologyStore} and friends take their root.
+     *   <li>Default data is empty: Curator's default is the local IP address, which would land in
+     *       every znode created without data (parents included).
+     *   <li>No ensemble tracker: the connect string is configuration. The tracker would replace it
+     *       with the ensemble's own view (IP addresses), which breaks when servers are rescheduled
+     *       behind stable DNS names.
+     *   <li>Not read-only capable: a partitioned server's data may be arbitrarily old.
+     * </ul>
+     *
+     * @throws IllegalArgumentException when a timeout is out of range or connectionTimeout > sessionTimeout
+     */
+    public static CuratorFramework newClient(String connectString, Duration sessionTimeout, Duration connectionTimeout,
+            RetryPolicy retryPolicy) {
+        if (connectString == null || connectString.isBlank()) {
+            throw new IllegalArgumentException("connectString is empty");
+        }
+        Objects.requireNonNull(retryPolicy, "retryPolicy");
+        if (sessionTimeout.compareTo(SESSION_TIMEOUT_MIN) < 0 || sessionTimeout.compareTo(SESSION_TIMEOUT_MAX) > 0) {
+            throw new IllegalArgumentException("sessionTimeout=" + sessionTimeout + " is outside ["
+                    + SESSION_TIMEOUT_MIN + ", " + SESSION_TIMEOUT_MAX + "]");
+        }
+        if (connectionTimeout.isNegative() || connectionTimeout.isZero() || connectionTimeout.compareTo(sessionTimeout) > 0) {
+            throw new IllegalArgumentException("connectionTimeout=" + connectionTimeout
+                    + " must be positive and at most sessionTimeout=" + sessionTimeout);
+        }
+        return CuratorFrameworkFactory.builder()
+                .connectString(connectString)
+                .sessionTimeoutMs((int) sessionTimeout.toMillis())
+                .connectionTimeoutMs((int) connectionTimeout.toMillis())
+                .retryPolicy(retryPolicy)
+                .defaultData(new byte[0])
+                .ensembleTracker(false)
+                .canBeReadOnly(false)
+                .build();
+    }
+}

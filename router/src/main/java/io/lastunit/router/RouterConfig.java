@@ -1,0 +1,106 @@
+package io.lastunit.router;
+
+import io.lastunit.common.Limits;
+import java.io.File;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * Everything a router needs to start, validated as a whole: a bad setting fails start-up with
+ * every problem named. Immutable.
+ *
+ * @param routerId              name in logs
+ * @param host                  address the gRPC server binds
+ * @param port                  gRPC port; 0 picks a free one
+ * @param zookeeper             ZooKeeper connect string (host:port[,host:port...])
+ * @param namespace             the topology's root znode
+ * @param limits                request bounds and the regions the platform serves
+ * @param tokenGrants           {@code <sha256-hex>:<name>:<tenants>[:admin]} per caller
+ * @param topologyStaleMax      how long a suspended ZooKeeper session may serve the last topology
+ * @param attemptsMax           attempts per call (first try included) on UNAVAILABLE / MOVED
+ * @param backoffBase           first retry delay; doubles per attempt
+ * @param defaultDeadline       deadline for calls that arrive without one
+ * @param soldOutTtl            how long a SOLD_OUT is answered from the router's cache
+ * @param soldOutEntriesMax     items remembered as sold out
+ * @param buyerRatePerSecond    Reserve calls per second per buyer (token bucket refill)
+ * @param buyerBurst            token bucket capacity per buyer
+ * @param buyersTrackedMax      buyers with a token bucket at once
+ * @param inFlightPerItemMax    Reserve calls in flight per item through this router
+ * @param tlsCertificate        PEM certificate chain of the router's listener, or null (plaintext)
+ * @param tlsKey                PEM private key of the router's listener, or null
+ * @param shardTrustCertificate PEM CA the shard nodes' certificates chain to, or null (plaintext to shards)
+ */
+public record RouterConfig(
+        String routerId,
+        String host,
+        int port,
+        String zookeeper,
+        String namespace,
+        Limits limits,
+        List<String> tokenGrants,
+        Duration topologyStaleMax,
+        int attemptsMax,
+        Duration backoffBase,
+        Duration defaultDeadline,
+        Duration soldOutTtl,
+        int soldOutEntriesMax,
+        double buyerRatePerSecond,
+        int buyerBurst,
+        int buyersTrackedMax,
+        int inFlightPerItemMax,
+        File tlsCertificate,
+        File tlsKey,
+        File shardTrustCertificate) {
+
+    public RouterConfig {
+        tokenGrants = List.copyOf(tokenGrants);
+        List<String> problems = new ArrayList<>();
+        if (!Limits.isId(routerId, 64)) {
+            problems.add("routerId must be 1..64 printable ASCII characters");
+        }
+        if (port < 0 || port > 65_535) {
+            problems.add("port=" + port + " is outside [0, 65535]");
+        }
+        if (zookeeper == null || zookeeper.isBlank()) {
+            problems.add("zookeeper (connect string) is required");
+        }
+        if (namespace == null || !namespace.startsWith("/") || namespace.length() < 2) {
+            problems.add("namespace must be an absolute znode path, got " + namespace);
+        }
+        if (tokenGrants.isEmpty()) {
+            problems.add("tokenGrants is empty: no caller could authenticate");
+        }
+        positive(problems, "topologyStaleMax", topologyStaleMax);
+        positive(problems, "backoffBase", backoffBase);
+        positive(problems, "defaultDeadline", defaultDeadline);
+        if (soldOutTtl == null || soldOutTtl.isNegative()) {
+            problems.add("soldOutTtl must be >= 0");
+        }
+        if (attemptsMax < 1 || attemptsMax > 10) {
+            problems.add("attemptsMax=" + attemptsMax + " is outside [1, 10]");
+        }
+        if (soldOutEntriesMax < 1 || buyerBurst < 1 || buyersTrackedMax < 1 || inFlightPerItemMax < 1
+                || !(buyerRatePerSecond > 0)) {
+            problems.add("soldOutEntriesMax, buyerBurst, buyersTrackedMax, inFlightPerItemMax and buyerRatePerSecond "
+                    + "must be positive");
+        }
+        if ((tlsCertificate == null) != (tlsKey == null)) {
+            problems.add("tlsCertificate and tlsKey go together");
+        }
+        for (File f : new File[] {tlsCertificate, tlsKey, shardTrustCertificate}) {
+            if (f != null && !f.canRead()) {
+                problems.add("cannot read " + f);
+            }
+        }
+        if (!problems.isEmpty()) {
+            throw new IllegalArgumentException("invalid router config: " + String.join("; ", problems));
+        }
+    }
+
+    private static void positive(List<String> problems, String name, Duration d) {
+        if (d == null || d.isNegative() || d.isZero()) {
+            problems.add(name + " must be positive, got " + d);
+        }
+    }
+}

@@ -1,0 +1,165 @@
+package io.lastunit.router;
+
+import io.grpc.Server;
+import io.grpc.ServerInterceptors;
+import io.grpc.netty.shaded.io.grpc.netty.GrpcSslContexts;
+import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
+import io.grpc.protobuf.services.HealthStatusManager;
+import io.lastunit.api.topology.v1.ShardInfo;
+import io.lastunit.common.RequestValidator;
+import io.lastunit.common.topology.Curators;
+import io.lastunit.common.topology.Topology;
+import io.lastunit.common.topology.TopologyCache;
+import io.lastunit.router.auth.AuthInterceptor;
+import io.lastunit.router.auth.Authenticator;
+import io.lastunit.router.grpc.RouterInventoryService;
+import io.lastunit.router.route.Router;
+import io.lastunit.router.route.ShardChannels;
+import io.lastunit.router.shed.BuyerRateLimiter;
+import io.lastunit.router.shed.InFlightLimiter;
+import io.lastunit.router.shed.SoldOutCache;
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.time.Duration;
+import java.time.InstantSource;
+import java.util.HashSet;
+import java.util.Set;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import org.apache.curator.framework.CuratorFramework;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * One running router: a ZooKeeper client and the watched topology, pooled channels to the
+ * shard nodes, and the public gRPC server behind authentication. Started in that order and
+ * stopped in reverse. Lifecycle LATENT → STARTED → CLOSED; {@link #close()} is idempotent.
+ * Thread-safe.
+ */
+public final class RouterNode implements AutoCloseable {
+    private static final Logger log = LoggerFactory.getLogger(RouterNode.class);
+
+    private final RouterConfig config;
+    private CuratorFramework curator;
+    private TopologyCache topology;
+    private ShardChannels channels;
+    private ScheduledExecutorService scheduler;
+    private RouterInventoryService service;
+    private Server server;
+    private HealthStatusManager health;
+    private boolean started;
+    private boolean closed;
+
+    public RouterNode(RouterConfig config) {
+        this.config = config;
+    }
+
+    public synchronized RouterNode start() throws IOException, InterruptedException {
+        if (started || closed) {
+            throw new IllegalStateException("router " + config.routerId() + " was already started");
+        }
+        started = true;
+        curator = Curators.newClient(config.zookeeper(), Duration.ofSeconds(15));
+        curator.start();
+        topology = new TopologyCache(curator, config.namespace(), config.topologyStaleMax(), InstantSource.system());
+        topology.start(Duration.ofSeconds(30));
+        channels = new ShardChannels(config.shardTrustCertificate());
+        topology.addListener(this::retainChannels);
+        scheduler = Executors.newSingleThreadScheduledExecutor(r -> {
+            Thread t = new Thread(r, "router-retry");
+            t.setDaemon(true);
+            return t;
+        });
+        Router router = new Router(topology, channels, scheduler, config.attemptsMax(), config.backoffBase(),
+                config.defaultDeadline());
+        service = new RouterInventoryService(new RequestValidator(config.limits()), router, topology,
+                new SoldOutCache(config.soldOutTtl().toNanos(), config.soldOutEntriesMax(), System::nanoTime),
+                new BuyerRateLimiter(config.buyerRatePerSecond(), config.buyerBurst(), config.buyersTrackedMax(),
+                        System::nanoTime),
+                new InFlightLimiter(config.inFlightPerItemMax()));
+        health = new HealthStatusManager();
+        NettyServerBuilder b = NettyServerBuilder.forAddress(new InetSocketAddress(config.host(), config.port()))
+                .directExecutor()
+                .addService(ServerInterceptors.intercept(service,
+                        new AuthInterceptor(Authenticator.fromGrants(config.tokenGrants()))))
+                .addService(health.getHealthService())
+                .permitKeepAliveTime(10, TimeUnit.SECONDS)
+                .permitKeepAliveWithoutCalls(true)
+                .maxInboundMessageSize(1 << 20);
+        if (config.tlsCertificate() != null) {
+            b.sslContext(GrpcSslContexts.forServer(config.tlsCertificate(), config.tlsKey()).build());
+        }
+        server = b.build().start();
+        health.setStatus("", io.grpc.health.v1.HealthCheckResponse.ServingStatus.SERVING);
+        log.info("router {} serving on {}:{} (topology at {}{})", config.routerId(), config.host(), server.getPort(),
+                config.zookeeper(), config.namespace());
+        return this;
+    }
+
+    private void retainChannels(Topology t) {
+        Set<String> addresses = new HashSet<>();
+        for (var cell : t.cells()) {
+            for (String region : cell.getRegionsList()) {
+                for (ShardInfo s : t.shards(cell.getName(), region)) {
+                    addresses.add(s.getAddress());
+                }
+            }
+        }
+        channels.retain(addresses);
+    }
+
+    public synchronized int port() {
+        return server.getPort();
+    }
+
+    public RouterConfig config() {
+        return config;
+    }
+
+    /** Reserve calls the router answered itself (sold-out cache, rate limit, in-flight cap). */
+    public synchronized long shedCount() {
+        return service.shedCount();
+    }
+
+    public synchronized TopologyCache topology() {
+        return topology;
+    }
+
+    public synchronized CuratorFramework curator() {
+        return curator;
+    }
+
+    @Override
+    public synchronized void close() {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        if (server != null) {
+            health.enterTerminalState();
+            server.shutdown();
+            try {
+                if (!server.awaitTermination(5, TimeUnit.SECONDS)) {
+                    server.shutdownNow();
+                }
+            } catch (InterruptedException e) {
+                server.shutdownNow();
+                Thread.currentThread().interrupt();
+            }
+        }
+        if (scheduler != null) {
+            scheduler.shutdownNow();
+        }
+        if (channels != null) {
+            channels.close();
+        }
+        if (topology != null) {
+            topology.close();
+        }
+        if (curator != null) {
+            curator.close();
+        }
+        log.info("router {} stopped", config.routerId());
+    }
+}

@@ -1,0 +1,247 @@
+package io.lastunit.router.grpc;
+
+import io.grpc.stub.StreamObserver;
+import io.lastunit.api.inventory.v1.ConfirmRequest;
+import io.lastunit.api.inventory.v1.ConfirmResponse;
+import io.lastunit.api.inventory.v1.CreateItemRequest;
+import io.lastunit.api.inventory.v1.CreateItemResponse;
+import io.lastunit.api.inventory.v1.ExtendRequest;
+import io.lastunit.api.inventory.v1.ExtendResponse;
+import io.lastunit.api.inventory.v1.GetHoldRequest;
+import io.lastunit.api.inventory.v1.GetHoldResponse;
+import io.lastunit.api.inventory.v1.GetStockRequest;
+import io.lastunit.api.inventory.v1.GetStockResponse;
+import io.lastunit.api.inventory.v1.InventoryServiceGrpc;
+import io.lastunit.api.inventory.v1.ReleaseRequest;
+import io.lastunit.api.inventory.v1.ReleaseResponse;
+import io.lastunit.api.inventory.v1.ReserveOutcome;
+import io.lastunit.api.inventory.v1.ReserveRequest;
+import io.lastunit.api.inventory.v1.ReserveResponse;
+import io.lastunit.api.inventory.v1.RestockRequest;
+import io.lastunit.api.inventory.v1.RestockResponse;
+import io.lastunit.api.topology.v1.Cell;
+import io.lastunit.common.Failure;
+import io.lastunit.common.GrpcErrors;
+import io.lastunit.common.HoldId;
+import io.lastunit.common.Reason;
+import io.lastunit.common.RequestValidator;
+import io.lastunit.common.topology.TopologyCache;
+import io.lastunit.router.auth.AuthInterceptor;
+import io.lastunit.router.auth.Authenticator;
+import io.lastunit.router.route.Router;
+import io.lastunit.router.shed.BuyerRateLimiter;
+import io.lastunit.router.shed.InFlightLimiter;
+import io.lastunit.router.shed.SoldOutCache;
+import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * The public InventoryService as the router serves it: validate every field, authorize the
+ * tenant, shed what can be answered here (a recent SOLD_OUT, a buyer over its rate, an item with
+ * too many calls in flight), then route to the owning shard. Handlers never block. Thread-safe.
+ */
+public final class RouterInventoryService extends InventoryServiceGrpc.InventoryServiceImplBase {
+    private final RequestValidator validator;
+    private final Router router;
+    private final TopologyCache topology;
+    private final SoldOutCache soldOut;
+    private final BuyerRateLimiter buyers;
+    private final InFlightLimiter inFlight;
+    /** Reserve calls answered by the router itself (sold-out cache, rate limit, in-flight cap). */
+    private final AtomicLong shed = new AtomicLong();
+
+    public RouterInventoryService(RequestValidator validator, Router router, TopologyCache topology,
+                                  SoldOutCache soldOut, BuyerRateLimiter buyers, InFlightLimiter inFlight) {
+        this.validator = validator;
+        this.router = router;
+        this.topology = topology;
+        this.soldOut = soldOut;
+        this.buyers = buyers;
+        this.inFlight = inFlight;
+    }
+
+    public long shedCount() {
+        return shed.get();
+    }
+
+    private static Authenticator.Principal principal() {
+        Authenticator.Principal p = AuthInterceptor.PRINCIPAL.get();
+        if (p == null) {
+            throw Failure.of(Reason.UNAUTHENTICATED, "no principal on the call");
+        }
+        return p;
+    }
+
+    private static void authorize(String tenant, boolean adminCall) {
+        Authenticator.Principal p = principal();
+        if (!p.mayUse(tenant)) {
+            throw Failure.of(Reason.PERMISSION_DENIED, "caller " + p.name() + " may not use tenant " + tenant);
+        }
+        if (adminCall && !p.admin()) {
+            throw Failure.of(Reason.PERMISSION_DENIED, "caller " + p.name() + " lacks the admin role");
+        }
+    }
+
+    /** The requested region, or the tenant's cell's only region when none is given. */
+    private String regionOr(String tenant, String requested) {
+        if (!requested.isEmpty()) {
+            return requested;
+        }
+        var t = topology.current();
+        String cell = t.cellOf(tenant);
+        Cell c = t.cells().stream().filter(x -> x.getName().equals(cell)).findFirst()
+                .orElseThrow(() -> Failure.retryable(Reason.TOPOLOGY_UNAVAILABLE, "cell " + cell + " is unknown",
+                        Duration.ofSeconds(1)));
+        if (c.getRegionsCount() != 1) {
+            throw Failure.invalid("region", "is required: cell " + cell + " serves regions " + c.getRegionsList());
+        }
+        return c.getRegions(0);
+    }
+
+    private static <T> void reply(CompletableFuture<T> f, StreamObserver<T> out) {
+        f.whenComplete((v, err) -> {
+            try {
+                if (err != null) {
+                    out.onError(GrpcErrors.toStatus(err));
+                } else {
+                    out.onNext(v);
+                    out.onCompleted();
+                }
+            } catch (RuntimeException cancelled) {
+                // the caller went away
+            }
+        });
+    }
+
+    private static InventoryServiceGrpc.InventoryServiceFutureStub stub(io.grpc.ManagedChannel ch,
+                                                                        io.grpc.CallOptions o) {
+        return InventoryServiceGrpc.newFutureStub(ch).withDeadline(o.getDeadline());
+    }
+
+    @Override
+    public void reserve(ReserveRequest r, StreamObserver<ReserveResponse> out) {
+        try {
+            validator.reserve(r);
+            authorize(r.getTenantId(), false);
+            String key = SoldOutCache.key(r.getTenantId(), r.getItemId(), r.getRegion());
+            if (soldOut.isSoldOut(key)) {
+                shed.incrementAndGet();
+                out.onNext(ReserveResponse.newBuilder().setOutcome(ReserveOutcome.SOLD_OUT).build());
+                out.onCompleted();
+                return;
+            }
+            if (!buyers.tryAcquire(r.getTenantId(), r.getBuyerId())) {
+                shed.incrementAndGet();
+                throw Failure.retryable(Reason.RATE_LIMITED, "buyer " + r.getBuyerId() + " of tenant "
+                        + r.getTenantId() + " is over its request rate", Duration.ofMillis(100));
+            }
+            if (!inFlight.tryAcquire(key)) {
+                shed.incrementAndGet();
+                throw Failure.retryable(Reason.ITEM_BUSY, "too many requests in flight for item " + r.getItemId(),
+                        Duration.ofMillis(50));
+            }
+            CompletableFuture<ReserveResponse> f = router.call(r.getTenantId(), r.getItemId(), r.getRegion(), true,
+                    (ch, o) -> stub(ch, o).reserve(r));
+            f.whenComplete((resp, err) -> {
+                inFlight.release(key);
+                if (resp != null && resp.getOutcome() == ReserveOutcome.SOLD_OUT) {
+                    soldOut.markSoldOut(key);
+                }
+            });
+            reply(f, out);
+        } catch (Failure f) {
+            out.onError(GrpcErrors.toStatus(f));
+        }
+    }
+
+    @Override
+    public void createItem(CreateItemRequest r, StreamObserver<CreateItemResponse> out) {
+        try {
+            validator.createItem(r);
+            authorize(r.getTenantId(), true);
+            reply(router.call(r.getTenantId(), r.getItemId(), r.getHomeRegion(), true,
+                    (ch, o) -> stub(ch, o).createItem(r)), out);
+        } catch (Failure f) {
+            out.onError(GrpcErrors.toStatus(f));
+        }
+    }
+
+    @Override
+    public void restock(RestockRequest r, StreamObserver<RestockResponse> out) {
+        try {
+            validator.restock(r);
+            authorize(r.getTenantId(), true);
+            String region = regionOr(r.getTenantId(), r.getRegion());
+            CompletableFuture<RestockResponse> f = router.call(r.getTenantId(), r.getItemId(), region, true,
+                    (ch, o) -> stub(ch, o).restock(r));
+            f.thenRun(() -> soldOut.forget(SoldOutCache.key(r.getTenantId(), r.getItemId(), region)));
+            reply(f, out);
+        } catch (Failure f) {
+            out.onError(GrpcErrors.toStatus(f));
+        }
+    }
+
+    @Override
+    public void getStock(GetStockRequest r, StreamObserver<GetStockResponse> out) {
+        try {
+            validator.getStock(r);
+            authorize(r.getTenantId(), false);
+            String region = regionOr(r.getTenantId(), r.getRegion());
+            reply(router.call(r.getTenantId(), r.getItemId(), region, true, (ch, o) -> stub(ch, o).getStock(r)), out);
+        } catch (Failure f) {
+            out.onError(GrpcErrors.toStatus(f));
+        }
+    }
+
+    private HoldId hold(String holdId) {
+        HoldId id = validator.holdId(holdId);
+        authorize(id.tenantId(), false);
+        return id;
+    }
+
+    @Override
+    public void extend(ExtendRequest r, StreamObserver<ExtendResponse> out) {
+        try {
+            HoldId id = hold(r.getHoldId());
+            reply(router.call(id.tenantId(), id.itemId(), id.region(), true, (ch, o) -> stub(ch, o).extend(r)), out);
+        } catch (Failure f) {
+            out.onError(GrpcErrors.toStatus(f));
+        }
+    }
+
+    @Override
+    public void confirm(ConfirmRequest r, StreamObserver<ConfirmResponse> out) {
+        try {
+            validator.confirm(r);
+            HoldId id = hold(r.getHoldId());
+            reply(router.call(id.tenantId(), id.itemId(), id.region(), true, (ch, o) -> stub(ch, o).confirm(r)), out);
+        } catch (Failure f) {
+            out.onError(GrpcErrors.toStatus(f));
+        }
+    }
+
+    @Override
+    public void release(ReleaseRequest r, StreamObserver<ReleaseResponse> out) {
+        try {
+            HoldId id = hold(r.getHoldId());
+            CompletableFuture<ReleaseResponse> f = router.call(id.tenantId(), id.itemId(), id.region(), true,
+                    (ch, o) -> stub(ch, o).release(r));
+            // A released unit is for sale again: stop answering SOLD_OUT from the cache.
+            f.thenRun(() -> soldOut.forget(SoldOutCache.key(id.tenantId(), id.itemId(), id.region())));
+            reply(f, out);
+        } catch (Failure f) {
+            out.onError(GrpcErrors.toStatus(f));
+        }
+    }
+
+    @Override
+    public void getHold(GetHoldRequest r, StreamObserver<GetHoldResponse> out) {
+        try {
+            HoldId id = hold(r.getHoldId());
+            reply(router.call(id.tenantId(), id.itemId(), id.region(), true, (ch, o) -> stub(ch, o).getHold(r)), out);
+        } catch (Failure f) {
+            out.onError(GrpcErrors.toStatus(f));
+        }
+    }
+}

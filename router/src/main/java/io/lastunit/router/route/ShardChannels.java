@@ -1,0 +1,76 @@
+package io.lastunit.router.route;
+
+import io.grpc.ManagedChannel;
+import io.grpc.netty.shaded.io.grpc.netty.GrpcSslContexts;
+import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
+import java.io.File;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+import javax.net.ssl.SSLException;
+
+/**
+ * One long-lived, kept-alive channel per shard node address, shared by every request the router
+ * sends there (a gRPC channel multiplexes calls over one HTTP/2 connection and reconnects by
+ * itself). Channels to addresses that left the topology are closed by {@link #retain}.
+ * TLS to the shard nodes when a trust certificate is configured. Thread-safe.
+ */
+public final class ShardChannels implements AutoCloseable {
+    private final ConcurrentHashMap<String, ManagedChannel> channels = new ConcurrentHashMap<>();
+    private final File trustCertificate;
+    private volatile boolean closed;
+
+    /** @param trustCertificate PEM of the CA that signed the shard nodes' certificates, or null for plaintext */
+    public ShardChannels(File trustCertificate) {
+        this.trustCertificate = trustCertificate;
+    }
+
+    public ManagedChannel get(String address) {
+        if (closed) {
+            throw new IllegalStateException("shard channels are closed");
+        }
+        return channels.computeIfAbsent(address, this::open);
+    }
+
+    private ManagedChannel open(String address) {
+        NettyChannelBuilder b = NettyChannelBuilder.forTarget(address)
+                .keepAliveTime(30, TimeUnit.SECONDS)
+                .keepAliveTimeout(10, TimeUnit.SECONDS)
+                .keepAliveWithoutCalls(true)
+                .maxInboundMessageSize(4 << 20);
+        if (trustCertificate == null) {
+            b.usePlaintext();
+        } else {
+            try {
+                b.sslContext(GrpcSslContexts.forClient().trustManager(trustCertificate).build());
+            } catch (SSLException e) {
+                throw new IllegalStateException("cannot build TLS context from " + trustCertificate, e);
+            }
+        }
+        return b.build();
+    }
+
+    /** Closes the channels to addresses not in {@code live}. */
+    public void retain(Set<String> live) {
+        channels.entrySet().removeIf(e -> {
+            if (live.contains(e.getKey())) {
+                return false;
+            }
+            e.getValue().shutdown();
+            return true;
+        });
+    }
+
+    public int size() {
+        return channels.size();
+    }
+
+    @Override
+    public void close() {
+        closed = true;
+        for (ManagedChannel c : channels.values()) {
+            c.shutdownNow();
+        }
+        channels.clear();
+    }
+}

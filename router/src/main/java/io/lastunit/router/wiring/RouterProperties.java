@@ -1,0 +1,108 @@
+package io.lastunit.router.wiring;
+
+import io.lastunit.common.Limits;
+import io.lastunit.router.RouterConfig;
+import io.micronaut.context.annotation.ConfigurationProperties;
+import java.io.File;
+import java.time.Duration;
+import java.util.LinkedHashSet;
+import java.util.List;
+
+/**
+ * The {@code lastunit.router.*} settings as Micronaut binds them (application.yml, system
+ * properties, LASTUNIT_ROUTER_* environment variables). Only a carrier: {@link #toConfig()}
+ * builds the validated {@link RouterConfig}.
+ */
+@ConfigurationProperties("lastunit.router")
+public class RouterProperties {
+    private static final Limits LIMITS = Limits.defaults(java.util.Set.of("local"));
+
+    private String id = "router-1";
+    private String host = "127.0.0.1";
+    private int port = 7400;
+    private String zookeeper = "127.0.0.1:2181";
+    private String namespace = "/lastunit";
+    private List<String> regions = List.of("local");
+    private List<String> tokens = List.of();
+    private long topologyStaleMaxMs = 10_000;
+    private int attemptsMax = 3;
+    private long backoffBaseMs = 25;
+    private long defaultDeadlineMs = 10_000;
+    private long soldOutTtlMs = 250;
+    private int soldOutEntriesMax = 100_000;
+    private double buyerRatePerSecond = 20;
+    private int buyerBurst = 40;
+    private int buyersTrackedMax = 1_000_000;
+    private int inFlightPerItemMax = 4_096;
+    private String tlsCertificate = "";
+    private String tlsKey = "";
+    private String shardTrustCertificate = "";
+    private int reserveQuantityMax = LIMITS.reserveQuantityMax();
+    private long holdTtlMinMs = LIMITS.holdTtlMinMs();
+    private long holdTtlMaxMs = LIMITS.holdTtlMaxMs();
+    private long holdTtlDefaultMs = LIMITS.holdTtlDefaultMs();
+
+    public RouterConfig toConfig() {
+        Limits limits = new Limits(LIMITS.tenantIdLengthMax(), LIMITS.itemIdLengthMax(), LIMITS.keyLengthMax(),
+                LIMITS.regionLengthMax(), reserveQuantityMax, LIMITS.itemTotalMax(), LIMITS.perBuyerLimitMax(),
+                holdTtlMinMs, holdTtlMaxMs, holdTtlDefaultMs, LIMITS.bucketCountMax(), new LinkedHashSet<>(regions));
+        return new RouterConfig(id, host, port, zookeeper, namespace, limits, tokens,
+                Duration.ofMillis(topologyStaleMaxMs), attemptsMax, Duration.ofMillis(backoffBaseMs),
+                Duration.ofMillis(defaultDeadlineMs), Duration.ofMillis(soldOutTtlMs), soldOutEntriesMax,
+                buyerRatePerSecond, buyerBurst, buyersTrackedMax, inFlightPerItemMax, file(tlsCertificate),
+                file(tlsKey), file(shardTrustCertificate));
+    }
+
+    private static File file(String path) {
+        return path == null || path.isBlank() ? null : new File(path);
+    }
+
+    public String getId() { return id; }
+    public void setId(String id) { this.id = id; }
+    public String getHost() { return host; }
+    public void setHost(String host) { this.host = host; }
+    public int getPort() { return port; }
+    public void setPort(int port) { this.port = port; }
+    public String getZookeeper() { return zookeeper; }
+    public void setZookeeper(String zookeeper) { this.zookeeper = zookeeper; }
+    public String getNamespace() { return namespace; }
+    public void setNamespace(String namespace) { this.namespace = namespace; }
+    public List<String> getRegions() { return regions; }
+    public void setRegions(List<String> regions) { this.regions = regions; }
+    public List<String> getTokens() { return tokens; }
+    public void setTokens(List<String> tokens) { this.tokens = tokens; }
+    public long getTopologyStaleMaxMs() { return topologyStaleMaxMs; }
+    public void setTopologyStaleMaxMs(long v) { this.topologyStaleMaxMs = v; }
+    public int getAttemptsMax() { return attemptsMax; }
+    public void setAttemptsMax(int v) { this.attemptsMax = v; }
+    public long getBackoffBaseMs() { return backoffBaseMs; }
+    public void setBackoffBaseMs(long v) { this.backoffBaseMs = v; }
+    public long getDefaultDeadlineMs() { return defaultDeadlineMs; }
+    public void setDefaultDeadlineMs(long v) { this.defaultDeadlineMs = v; }
+    public long getSoldOutTtlMs() { return soldOutTtlMs; }
+    public void setSoldOutTtlMs(long v) { this.soldOutTtlMs = v; }
+    public int getSoldOutEntriesMax() { return soldOutEntriesMax; }
+    public void setSoldOutEntriesMax(int v) { this.soldOutEntriesMax = v; }
+    public double getBuyerRatePerSecond() { return buyerRatePerSecond; }
+    public void setBuyerRatePerSecond(double v) { this.buyerRatePerSecond = v; }
+    public int getBuyerBurst() { return buyerBurst; }
+    public void setBuyerBurst(int v) { this.buyerBurst = v; }
+    public int getBuyersTrackedMax() { return buyersTrackedMax; }
+    public void setBuyersTrackedMax(int v) { this.buyersTrackedMax = v; }
+    public int getInFlightPerItemMax() { return inFlightPerItemMax; }
+    public void setInFlightPerItemMax(int v) { this.inFlightPerItemMax = v; }
+    public String getTlsCertificate() { return tlsCertificate; }
+    public void setTlsCertificate(String v) { this.tlsCertificate = v; }
+    public String getTlsKey() { return tlsKey; }
+    public void setTlsKey(String v) { this.tlsKey = v; }
+    public String getShardTrustCertificate() { return shardTrustCertificate; }
+    public void setShardTrustCertificate(String v) { this.shardTrustCertificate = v; }
+    public int getReserveQuantityMax() { return reserveQuantityMax; }
+    public void setReserveQuantityMax(int v) { this.reserveQuantityMax = v; }
+    public long getHoldTtlMinMs() { return holdTtlMinMs; }
+    public void setHoldTtlMinMs(long v) { this.holdTtlMinMs = v; }
+    public long getHoldTtlMaxMs() { return holdTtlMaxMs; }
+    public void setHoldTtlMaxMs(long v) { this.holdTtlMaxMs = v; }
+    public long getHoldTtlDefaultMs() { return holdTtlDefaultMs; }
+    public void setHoldTtlDefaultMs(long v) { this.holdTtlDefaultMs = v; }
+}

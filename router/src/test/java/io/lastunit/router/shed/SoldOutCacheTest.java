@@ -1,0 +1,235 @@
+package io.lastunit.router.shed;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.util.concurrent.atomic.AtomicLong;
+import org.junit.jupiter.api.Test;
+
+class SoldOutCacheTest {
+
+    static final long TTL = 1_000_000_000L; // 1 s
+
+    final AtomicLong now = new AtomicLong(5_000_000_000L);
+
+    SoldOutCache cache(long ttl, int max) {
+        return new SoldOutCache(ttl, max, now::get);
+    }
+
+    static final String A = SoldOutCache.key("tenant-1", "sku-1", "eu");
+    static final String B = SoldOutCache.key("tenant-1", "sku-2", "eu");
+    static final String C = SoldOutCache.key("tenant-1", "sku-3", "eu");
+    static final String D = SoldOutCache.key("tenant-1", "sku-4", "eu");
+
+    @Test
+    void unknownKeyIsNotSoldOut() {
+        SoldOutCache c = cache(TTL, 10);
+
+        assertThat(c.isSoldOut(A)).isFalse();
+        assertThat(c.size()).isZero();
+    }
+
+    @Test
+    void markedKeyIsSoldOutUntilTheTtlPassesThenRemoved() {
+        SoldOutCache c = cache(TTL, 10);
+        long t0 = now.get();
+
+        c.markSoldOut(A);
+        assertThat(c.size()).isEqualTo(1);
+        assertThat(c.isSoldOut(A)).isTrue();
+
+        now.set(t0 + TTL - 1);
+        assertThat(c.isSoldOut(A)).as("1 ns before expiry").isTrue();
+        assertThat(c.size()).isEqualTo(1);
+
+        now.set(t0 + TTL);
+        assertThat(c.isSoldOut(A)).as("at expiry").isFalse();
+        assertThat(c.size()).as("expired entry removed on read").isZero();
+        assertThat(c.isSoldOut(A)).isFalse();
+    }
+
+    @Test
+    void expiredEntryStaysCountedUntilReadOrEvicted() {
+        SoldOutCache c = cache(TTL, 10);
+        c.markSoldOut(A);
+        c.markSoldOut(B);
+
+        now.addAndGet(TTL * 5);
+        assertThat(c.size()).isEqualTo(2);
+        assertThat(c.isSoldOut(A)).isFalse();
+        assertThat(c.size()).isEqualTo(1);
+    }
+
+    @Test
+    void markingAgainRestartsTheTtl() {
+        SoldOutCache c = cache(TTL, 10);
+        long t0 = now.get();
+        c.markSoldOut(A);
+
+        now.set(t0 + 400_000_000L);
+        c.markSoldOut(A);
+        assertThat(c.size()).isEqualTo(1);
+
+        now.set(t0 + 400_000_000L + TTL - 1);
+        assertThat(c.isSoldOut(A)).isTrue();
+        now.set(t0 + 400_000_000L + TTL);
+        assertThat(c.isSoldOut(A)).isFalse();
+    }
+
+    @Test
+    void forgetClearsTheEntry() {
+        SoldOutCache c = cache(TTL, 10);
+        c.markSoldOut(A);
+        c.markSoldOut(B);
+
+        c.forget(A);
+
+        assertThat(c.isSoldOut(A)).isFalse();
+        assertThat(c.isSoldOut(B)).isTrue();
+        assertThat(c.size()).isEqualTo(1);
+
+        c.forget(A); // forgetting twice, or an unknown key, is harmless
+        c.forget(C);
+        assertThat(c.size()).isEqualTo(1);
+        assertThat(c.isSoldOut(B)).isTrue();
+    }
+
+    @Test
+    void zeroTtlNeverRemembers() {
+        SoldOutCache c = cache(0, 10);
+
+        c.markSoldOut(A);
+
+        assertThat(c.size()).isZero();
+        assertThat(c.isSoldOut(A)).isFalse();
+    }
+
+    @Test
+    void oneNanosecondTtlRemembersForExactlyOneNanosecond() {
+        SoldOutCache c = cache(1, 10);
+        long t0 = now.get();
+
+        c.markSoldOut(A);
+
+        assertThat(c.isSoldOut(A)).isTrue();
+        now.set(t0 + 1);
+        assertThat(c.isSoldOut(A)).isFalse();
+    }
+
+    @Test
+    void whenFullExpiredEntriesAreDroppedToMakeRoom() {
+        SoldOutCache c = cache(TTL, 2);
+        long t0 = now.get();
+        c.markSoldOut(A);               // expires at t0 + TTL
+        now.set(t0 + 10);
+        c.markSoldOut(B);               // expires at t0 + 10 + TTL
+        assertThat(c.size()).isEqualTo(2);
+
+        now.set(t0 + TTL + 5);          // A expired, B not
+        c.markSoldOut(C);
+
+        assertThat(c.size()).isEqualTo(2);
+        assertThat(c.isSoldOut(C)).isTrue();
+        assertThat(c.isSoldOut(B)).isTrue();
+        assertThat(c.isSoldOut(A)).isFalse();
+        assertThat(c.size()).isEqualTo(2);
+    }
+
+    @Test
+    void whenFullAllExpiredEntriesAreDropped() {
+        SoldOutCache c = cache(TTL, 3);
+        c.markSoldOut(A);
+        c.markSoldOut(B);
+        c.markSoldOut(C);
+
+        now.addAndGet(TTL);
+        c.markSoldOut(D);
+
+        assertThat(c.size()).isEqualTo(1);
+        assertThat(c.isSoldOut(D)).isTrue();
+    }
+
+    @Test
+    void whenFullAndNothingExpiredANewKeyIsNotRemembered() {
+        SoldOutCache c = cache(TTL, 2);
+        c.markSoldOut(A);
+        c.markSoldOut(B);
+
+        now.addAndGet(TTL - 1);
+        c.markSoldOut(C);
+
+        assertThat(c.size()).isEqualTo(2);
+        assertThat(c.isSoldOut(C)).isFalse();
+        assertThat(c.isSoldOut(A)).isTrue();
+        assertThat(c.isSoldOut(B)).isTrue();
+        assertThat(c.size()).isEqualTo(2);
+    }
+
+    @Test
+    void roomFreedByForgetIsReused() {
+        SoldOutCache c = cache(TTL, 1);
+        c.markSoldOut(A);
+        c.markSoldOut(B);
+        assertThat(c.isSoldOut(B)).isFalse();
+
+        c.forget(A);
+        c.markSoldOut(B);
+
+        assertThat(c.size()).isEqualTo(1);
+        assertThat(c.isSoldOut(B)).isTrue();
+        assertThat(c.isSoldOut(A)).isFalse();
+    }
+
+    @Test
+    void keysDifferPerTenantItemAndRegion() {
+        String base = SoldOutCache.key("t1", "sku", "eu");
+        assertThat(base).isEqualTo("t1\0sku\0eu");
+        assertThat(SoldOutCache.key("t1", "sku", "eu")).isEqualTo(base);
+        assertThat(SoldOutCache.key("t2", "sku", "eu")).isNotEqualTo(base);
+        assertThat(SoldOutCache.key("t1", "sku2", "eu")).isNotEqualTo(base);
+        assertThat(SoldOutCache.key("t1", "sku", "us")).isNotEqualTo(base);
+        assertThat(SoldOutCache.key("t1", "sku", "")).isNotEqualTo(base);
+        // the separator keeps boundaries apart
+        assertThat(SoldOutCache.key("ab", "c", "d")).isNotEqualTo(SoldOutCache.key("a", "bc", "d"));
+        assertThat(SoldOutCache.key("a", "bc", "d")).isNotEqualTo(SoldOutCache.key("a", "b", "cd"));
+
+        SoldOutCache c = cache(TTL, 10);
+        c.markSoldOut(base);
+
+        assertThat(c.isSoldOut(SoldOutCache.key("t1", "sku", "eu"))).isTrue();
+        assertThat(c.isSoldOut(SoldOutCache.key("t2", "sku", "eu"))).isFalse();
+        assertThat(c.isSoldOut(SoldOutCache.key("t1", "sku2", "eu"))).isFalse();
+        assertThat(c.isSoldOut(SoldOutCache.key("t1", "sku", "us"))).isFalse();
+        assertThat(c.size()).isEqualTo(1);
+    }
+
+    @Test
+    void expiryIsCorrectAcrossNanoClockOverflow() {
+        SoldOutCache c = cache(TTL, 2);
+        long t0 = Long.MAX_VALUE - 10;
+        now.set(t0);
+
+        c.markSoldOut(A); // expiry wraps to a negative long while the clock is still positive
+        assertThat(c.isSoldOut(A)).isTrue();
+        now.set(Long.MAX_VALUE);
+        assertThat(c.isSoldOut(A)).isTrue();
+
+        now.set(t0 + TTL - 1); // wraps too
+        assertThat(now.get()).isNegative();
+        assertThat(c.isSoldOut(A)).isTrue();
+        c.markSoldOut(B);
+        c.markSoldOut(C); // full, nothing expired across the wrap: not remembered
+        assertThat(c.isSoldOut(C)).isFalse();
+        now.set(t0 + TTL);
+        assertThat(c.isSoldOut(A)).isFalse();
+        assertThat(c.isSoldOut(B)).isTrue();
+    }
+
+    @Test
+    void constructorRefusesBadSettings() {
+        assertThatThrownBy(() -> new SoldOutCache(-1, 10, now::get)).isExactlyInstanceOf(IllegalArgumentException.class);
+        assertThatThrownBy(() -> new SoldOutCache(TTL, 0, now::get)).isExactlyInstanceOf(IllegalArgumentException.class);
+        assertThatThrownBy(() -> new SoldOutCache(TTL, -5, now::get)).isExactlyInstanceOf(IllegalArgumentException.class);
+        assertThat(new SoldOutCache(0, 1, now::get).size()).isZero();
+    }
+}
