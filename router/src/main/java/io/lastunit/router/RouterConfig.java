@@ -81,7 +81,7 @@ public record RouterConfig(
             problems.add("attemptsMax=" + attemptsMax + " is outside [1, 10]");
         }
         if (soldOutEntriesMax < 1 || buyerBurst < 1 || buyersTrackedMax < 1 || inFlightPerItemMax < 1
-                || !(buyerRatePerSecond > 0)) {
+                || !(buyerRatePerSecond > 0) || Double.isInfinite(buyerRatePerSecond)) {
             problems.add("soldOutEntriesMax, buyerBurst, buyersTrackedMax, inFlightPerItemMax and buyerRatePerSecond "
                     + "must be positive");
         }

@@ -30,7 +30,20 @@ public record ShardConfig(
         int sweepBucketsPerTickMax,
         int readThreads,
         int readQueueCapacity,
-        Topology topology) {
+        Topology topology,
+        Tls tls) {
+
+    /**
+     * TLS for the node's gRPC listener. Both null: plaintext (a node inside a private network
+     * behind the router); both set: TLS with this PEM certificate chain and PKCS#8 PEM key.
+     */
+    public record Tls(java.io.File certificate, java.io.File key) {
+        public static final Tls NONE = new Tls(null, null);
+
+        public boolean enabled() {
+            return certificate != null;
+        }
+    }
 
     /**
      * Where the node registers and learns placement. An empty {@code zookeeper} runs the node
@@ -83,6 +96,14 @@ public record ShardConfig(
         if (readQueueCapacity < 1) {
             problems.add("readQueueCapacity=" + readQueueCapacity + " must be >= 1");
         }
+        if ((tls.certificate() == null) != (tls.key() == null)) {
+            problems.add("tls certificate and key go together");
+        }
+        for (java.io.File f : new java.io.File[] {tls.certificate(), tls.key()}) {
+            if (f != null && !f.canRead()) {
+                problems.add("cannot read " + f);
+            }
+        }
         if (topology.enabled() && (topology.namespace() == null || !topology.namespace().startsWith("/"))) {
             problems.add("namespace must be an absolute znode path, got " + topology.namespace());
         }
@@ -106,6 +127,6 @@ public record ShardConfig(
 
     public ShardConfig withJdbc(Jdbc other) {
         return new ShardConfig(shardId, host, port, other, limits, lanes, sweepInterval, sweepBucketsPerTickMax,
-                readThreads, readQueueCapacity, topology);
+                readThreads, readQueueCapacity, topology, tls);
     }
 }

@@ -90,7 +90,12 @@ public final class ShardNode implements AutoCloseable {
         }
         health = new HealthStatusManager();
         // Handlers never block (they validate and enqueue), so they run on the transport threads.
-        server = NettyServerBuilder.forAddress(new InetSocketAddress(config.host(), config.port()))
+        NettyServerBuilder builder = NettyServerBuilder.forAddress(new InetSocketAddress(config.host(), config.port()));
+        if (config.tls().enabled()) {
+            builder.sslContext(io.grpc.netty.shaded.io.grpc.netty.GrpcSslContexts
+                    .forServer(config.tls().certificate(), config.tls().key()).build());
+        }
+        server = builder
                 .directExecutor()
                 .addService(inventory = new InventoryGrpcService(validator, engine, reads, placement))
                 .addService(new ShardGrpcService(validator, checker, reads, config.shardId()))
@@ -154,6 +159,11 @@ public final class ShardNode implements AutoCloseable {
     /** Public API calls this node has received (answered or refused). */
     public synchronized long callsServed() {
         return inventory == null ? 0 : inventory.calls();
+    }
+
+    /** The node's ZooKeeper client, or null when standalone. */
+    public synchronized CuratorFramework curator() {
+        return curator;
     }
 
     public synchronized DataSource dataSource() {

@@ -91,8 +91,9 @@ public final class ShardRegistration implements AutoCloseable {
         }
         try {
             node.close();
-        } catch (IOException e) {
-            // The delete is guaranteed (retried in the background) and the session's end removes it anyway.
+        } catch (IOException | RuntimeException e) {
+            // Best effort: a guaranteed delete is retried in the background, and the end of the
+            // session (the client closed first, say) removes an ephemeral znode anyway.
             log.warn("registration {}: delete on close failed, left to Curator and the session: {}", path, e.toString());
         }
     }

@@ -213,7 +213,8 @@ public final class TopologyCache implements AutoCloseable {
                 || seg[0].equals(TopologyPaths.TENANTS);
     }
 
-    private void rebuild() {
+    /** Synchronized although Curator calls it from one thread: the snapshot order must be the event order. */
+    private synchronized void rebuild() {
         if (state.get() != State.STARTED) {
             return;
         }

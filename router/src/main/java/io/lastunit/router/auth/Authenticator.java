@@ -42,7 +42,13 @@ public final class Authenticator {
                     || parts[2].isBlank() || (parts.length == 4 && !parts[3].equals("admin"))) {
                 throw new IllegalArgumentException("token grant #" + i + " is not <sha256-hex>:<name>:<tenants>[:admin]");
             }
-            Principal p = new Principal(parts[1], Set.of(parts[2].split(",")), parts.length == 4);
+            Set<String> tenants = new java.util.LinkedHashSet<>();
+            for (String t : parts[2].split(",", -1)) {
+                if (t.isBlank() || !tenants.add(t.trim())) {
+                    throw new IllegalArgumentException("token grant #" + i + " names an empty or repeated tenant");
+                }
+            }
+            Principal p = new Principal(parts[1], Set.copyOf(tenants), parts.length == 4);
             if (map.put(parts[0].toLowerCase(java.util.Locale.ROOT), p) != null) {
                 throw new IllegalArgumentException("token grant #" + i + " repeats a digest");
             }

@@ -28,7 +28,7 @@ public final class BuyerRateLimiter {
     private final LongSupplier nanoClock;
 
     public BuyerRateLimiter(double ratePerSecond, int burst, int buyersMax, LongSupplier nanoClock) {
-        if (ratePerSecond <= 0 || burst < 1 || buyersMax < 1) {
+        if (!(ratePerSecond > 0) || Double.isInfinite(ratePerSecond) || burst < 1 || buyersMax < 1) {
             throw new IllegalArgumentException("rate limiter needs ratePerSecond > 0, burst >= 1, buyersMax >= 1; got "
                     + ratePerSecond + ", " + burst + ", " + buyersMax);
         }
@@ -51,8 +51,9 @@ public final class BuyerRateLimiter {
         synchronized (b) {
             b.tokens = Math.min(burst, b.tokens + (now - b.lastNanos) * ratePerNano);
             b.lastNanos = now;
-            if (b.tokens >= 1) {
-                b.tokens -= 1;
+            // The epsilon absorbs floating-point drift of many small refills (ten 10 ms steps at 10/s = 1 token).
+            if (b.tokens >= 1 - 1e-12) {
+                b.tokens = Math.max(0, b.tokens - 1);
                 return true;
             }
             return false;

@@ -142,6 +142,8 @@ class AuthInterceptorTest {
         assertThat(server.awaitTermination(5, TimeUnit.SECONDS)).isTrue();
     }
 
+    static final CallOptions WITH_DEADLINE = CallOptions.DEFAULT.withDeadlineAfter(10, TimeUnit.SECONDS);
+
     InventoryServiceGrpc.InventoryServiceBlockingStub stub(String authorization) {
         InventoryServiceGrpc.InventoryServiceBlockingStub s = InventoryServiceGrpc.newBlockingStub(channel)
                 .withDeadlineAfter(10, TimeUnit.SECONDS); // a call the interceptor forgets to close fails, not hangs
@@ -253,7 +255,7 @@ class AuthInterceptorTest {
 
     @Test
     void healthServiceIsOpenWithoutCredentials() {
-        String reply = ClientCalls.blockingUnaryCall(channel, HEALTH_CHECK, CallOptions.DEFAULT.withDeadlineAfter(10, TimeUnit.SECONDS), "ping");
+        String reply = ClientCalls.blockingUnaryCall(channel, HEALTH_CHECK, WITH_DEADLINE, "ping");
 
         assertThat(reply).isEqualTo("ping/anonymous");
         assertThat(healthHandled).hasValue(1);
@@ -263,7 +265,7 @@ class AuthInterceptorTest {
     @Test
     void aServiceNamedLikeHealthIsNotOpen() {
         StatusRuntimeException e = catchThrowableOfType(StatusRuntimeException.class,
-                () -> ClientCalls.blockingUnaryCall(channel, NOT_HEALTH, CallOptions.DEFAULT.withDeadlineAfter(10, TimeUnit.SECONDS), "ping"));
+                () -> ClientCalls.blockingUnaryCall(channel, NOT_HEALTH, WITH_DEADLINE, "ping"));
 
         assertThat(e).isNotNull();
         assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.UNAUTHENTICATED);

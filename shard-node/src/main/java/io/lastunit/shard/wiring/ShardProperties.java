@@ -41,6 +41,9 @@ public class ShardProperties {
     private String advertisedAddress = "";
     private long topologyStaleMaxMs = 10_000;
 
+    private String tlsCertificate = "";
+    private String tlsKey = "";
+
     private long sweepIntervalMs = 1_000;
     private int sweepBucketsPerTickMax = 10_000;
     private int readThreads = 2;
@@ -66,9 +69,15 @@ public class ShardProperties {
         return new ShardConfig(id, host, port, new ShardConfig.Jdbc(jdbcUrl, jdbcUser, jdbcPassword, poolSize),
                 limits, laneConfig, Duration.ofMillis(sweepIntervalMs), sweepBucketsPerTickMax, readThreads,
                 readQueueCapacity, new ShardConfig.Topology(zookeeper, namespace, advertisedAddress,
-                Duration.ofMillis(topologyStaleMaxMs)));
+                Duration.ofMillis(topologyStaleMaxMs)),
+                new ShardConfig.Tls(tlsCertificate.isBlank() ? null : new java.io.File(tlsCertificate),
+                        tlsKey.isBlank() ? null : new java.io.File(tlsKey)));
     }
 
+    public String getTlsCertificate() { return tlsCertificate; }
+    public void setTlsCertificate(String v) { this.tlsCertificate = v; }
+    public String getTlsKey() { return tlsKey; }
+    public void setTlsKey(String v) { this.tlsKey = v; }
     public String getZookeeper() { return zookeeper; }
     public void setZookeeper(String zookeeper) { this.zookeeper = zookeeper; }
     public String getNamespace() { return namespace; }
