@@ -145,7 +145,9 @@ public final class RouterInventoryService extends InventoryServiceGrpc.Inventory
                     (ch, o) -> stub(ch, o).reserve(r));
             f.whenComplete((resp, err) -> {
                 inFlight.release(key);
-                if (resp != null && resp.getOutcome() == ReserveOutcome.SOLD_OUT) {
+                // Only a one-unit SOLD_OUT proves nothing is left; a larger request may fail while
+                // a smaller one would still succeed, so it is not cached.
+                if (resp != null && resp.getOutcome() == ReserveOutcome.SOLD_OUT && r.getQuantity() == 1) {
                     soldOut.markSoldOut(key);
                 }
             });

@@ -71,8 +71,15 @@ public final class Router {
                     Duration.ofSeconds(1));
         }
         String cell = t.cellOf(tenant);
-        ShardInfo shard = t.shardFor(tenant, item, region).orElseThrow(() -> Failure.invalid("region",
-                "cell " + cell + " of tenant " + tenant + " has no shard in region '" + region + "'"));
+        ShardInfo shard = t.shardFor(tenant, item, region).orElseThrow(() -> {
+            boolean served = t.cell(cell).map(c -> c.getRegionsList().contains(region)).orElse(false);
+            return served
+                    // The cell serves the region but its shards are not all known yet: transient.
+                    ? Failure.retryable(Reason.TOPOLOGY_UNAVAILABLE, "cell " + cell + " serves region '" + region
+                            + "' but its shards are not all known to this router yet", Duration.ofMillis(500))
+                    : Failure.invalid("region", "cell " + cell + " of tenant " + tenant + " does not serve region '"
+                            + region + "'");
+        });
         if (!t.isLive(shard.getShardId())) {
             throw Failure.retryable(Reason.SHARD_UNAVAILABLE, "shard " + shard.getShardId() + " (" + shard.getAddress()
                     + ") owning " + tenant + "/" + item + " in " + region + " is not live", Duration.ofMillis(500));
@@ -100,7 +107,8 @@ public final class Router {
         try {
             shard = resolve(tenant, item, region);
         } catch (Failure f) {
-            if (f.reason() == Reason.SHARD_UNAVAILABLE && idempotent && retry(ctx, deadline, n,
+            if ((f.reason() == Reason.SHARD_UNAVAILABLE || f.reason() == Reason.TOPOLOGY_UNAVAILABLE) && idempotent
+                    && retry(ctx, deadline, n,
                     () -> attempt(ctx, deadline, tenant, item, region, idempotent, call, n + 1, result))) {
                 return;
             }
@@ -130,7 +138,9 @@ public final class Router {
                         () -> attempt(ctx, deadline, tenant, item, region, idempotent, call, n + 1, result))) {
                     return;
                 }
-                if (down) {
+                if (down && GrpcErrors.errorInfo(t).isEmpty()) {
+                    // No answer from the shard itself (connection refused, reset): say which shard.
+                    // A shard's own UNAVAILABLE (with its reason) is passed on unchanged.
                     result.completeExceptionally(Failure.retryable(Reason.SHARD_UNAVAILABLE, "shard "
                             + shard.getShardId() + " did not answer after " + n + " attempt(s): "
                             + Status.fromThrowable(t), Duration.ofMillis(500)));
