@@ -27,6 +27,7 @@ import java.util.List;
  * @param buyerBurst            token bucket capacity per buyer
  * @param buyersTrackedMax      buyers with a token bucket at once
  * @param inFlightPerItemMax    Reserve calls in flight per item through this router
+ * @param recentKeysMax         idempotency keys remembered (10 min) so their retries bypass the sold-out cache
  * @param tlsCertificate        PEM certificate chain of the router's listener, or null (plaintext)
  * @param tlsKey                PEM private key of the router's listener, or null
  * @param shardTrustCertificate PEM CA the shard nodes' certificates chain to, or null (plaintext to shards)
@@ -49,6 +50,7 @@ public record RouterConfig(
         int buyerBurst,
         int buyersTrackedMax,
         int inFlightPerItemMax,
+        int recentKeysMax,
         File tlsCertificate,
         File tlsKey,
         File shardTrustCertificate) {
@@ -79,6 +81,9 @@ public record RouterConfig(
         }
         if (attemptsMax < 1 || attemptsMax > 10) {
             problems.add("attemptsMax=" + attemptsMax + " is outside [1, 10]");
+        }
+        if (recentKeysMax < 1) {
+            problems.add("recentKeysMax must be >= 1");
         }
         if (soldOutEntriesMax < 1 || buyerBurst < 1 || buyersTrackedMax < 1 || inFlightPerItemMax < 1
                 || !(buyerRatePerSecond > 0) || Double.isInfinite(buyerRatePerSecond)) {

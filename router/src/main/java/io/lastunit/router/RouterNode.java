@@ -17,6 +17,7 @@ import io.lastunit.router.route.Router;
 import io.lastunit.router.route.ShardChannels;
 import io.lastunit.router.shed.BuyerRateLimiter;
 import io.lastunit.router.shed.InFlightLimiter;
+import io.lastunit.router.shed.RecentKeys;
 import io.lastunit.router.shed.SoldOutCache;
 import java.io.IOException;
 import java.net.InetSocketAddress;
@@ -77,7 +78,8 @@ public final class RouterNode implements AutoCloseable {
                 new SoldOutCache(config.soldOutTtl().toNanos(), config.soldOutEntriesMax(), System::nanoTime),
                 new BuyerRateLimiter(config.buyerRatePerSecond(), config.buyerBurst(), config.buyersTrackedMax(),
                         System::nanoTime),
-                new InFlightLimiter(config.inFlightPerItemMax()));
+                new InFlightLimiter(config.inFlightPerItemMax()),
+                new RecentKeys(Duration.ofMinutes(10).toNanos(), config.recentKeysMax(), System::nanoTime));
         health = new HealthStatusManager();
         NettyServerBuilder b = NettyServerBuilder.forAddress(new InetSocketAddress(config.host(), config.port()))
                 .directExecutor()

@@ -92,7 +92,7 @@ public final class PostgresFixture implements BeforeAllCallback, AfterAllCallbac
         for (int i = created.size() - 1; i >= 0; i--) {
             String name = created.get(i);
             try {
-                execute(server(), "DROP DATABASE IF EXISTS " + quote(name) + " WITH (FORCE)");
+                dropWithRetries(name);
             } catch (SQLException e) {
                 if (failure == null) {
                     failure = new IllegalStateException("PostgresFixture: could not drop test database(s)");
@@ -103,6 +103,29 @@ public final class PostgresFixture implements BeforeAllCallback, AfterAllCallbac
         created.clear();
         if (failure != null) {
             throw failure;
+        }
+    }
+
+    /**
+     * Drops a database, retrying a few times: an autovacuum worker on it cannot be ended by a
+     * non-superuser, but it finishes within moments. Bounded: 10 tries, 500 ms apart.
+     */
+    private void dropWithRetries(String name) throws SQLException {
+        for (int attempt = 1; ; attempt++) {
+            try {
+                execute(server(), "DROP DATABASE IF EXISTS " + quote(name) + " WITH (FORCE)");
+                return;
+            } catch (SQLException e) {
+                if (attempt >= 10) {
+                    throw e;
+                }
+                try {
+                    Thread.sleep(500);
+                } catch (InterruptedException ie) {
+                    Thread.currentThread().interrupt();
+                    throw e;
+                }
+            }
         }
     }
 
@@ -166,7 +189,7 @@ public final class PostgresFixture implements BeforeAllCallback, AfterAllCallbac
         for (int i = created.size() - 1; i >= 0; i--) {
             String name = created.get(i);
             try {
-                execute(server(), "DROP DATABASE IF EXISTS " + quote(name) + " WITH (FORCE)");
+                dropWithRetries(name);
             } catch (SQLException e) {
                 if (failure == null) {
                     failure = new IllegalStateException("PostgresFixture: could not drop test database(s)");

@@ -31,6 +31,7 @@ import io.lastunit.router.auth.Authenticator;
 import io.lastunit.router.route.Router;
 import io.lastunit.router.shed.BuyerRateLimiter;
 import io.lastunit.router.shed.InFlightLimiter;
+import io.lastunit.router.shed.RecentKeys;
 import io.lastunit.router.shed.SoldOutCache;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
@@ -48,17 +49,20 @@ public final class RouterInventoryService extends InventoryServiceGrpc.Inventory
     private final SoldOutCache soldOut;
     private final BuyerRateLimiter buyers;
     private final InFlightLimiter inFlight;
+    private final RecentKeys recentKeys;
     /** Reserve calls answered by the router itself (sold-out cache, rate limit, in-flight cap). */
     private final AtomicLong shed = new AtomicLong();
 
     public RouterInventoryService(RequestValidator validator, Router router, TopologyCache topology,
-                                  SoldOutCache soldOut, BuyerRateLimiter buyers, InFlightLimiter inFlight) {
+                                  SoldOutCache soldOut, BuyerRateLimiter buyers, InFlightLimiter inFlight,
+                                  RecentKeys recentKeys) {
         this.validator = validator;
         this.router = router;
         this.topology = topology;
         this.soldOut = soldOut;
         this.buyers = buyers;
         this.inFlight = inFlight;
+        this.recentKeys = recentKeys;
     }
 
     public long shedCount() {
@@ -125,7 +129,8 @@ public final class RouterInventoryService extends InventoryServiceGrpc.Inventory
             validator.reserve(r);
             authorize(r.getTenantId(), false);
             String key = SoldOutCache.key(r.getTenantId(), r.getItemId(), r.getRegion());
-            if (soldOut.isSoldOut(key)) {
+            // A key this router already sent on may have a hold: let the shard answer it.
+            if (soldOut.isSoldOut(key) && !recentKeys.seen(r.getTenantId(), r.getIdempotencyKey())) {
                 shed.incrementAndGet();
                 out.onNext(ReserveResponse.newBuilder().setOutcome(ReserveOutcome.SOLD_OUT).build());
                 out.onCompleted();
@@ -143,15 +148,17 @@ public final class RouterInventoryService extends InventoryServiceGrpc.Inventory
             }
             CompletableFuture<ReserveResponse> f = router.call(r.getTenantId(), r.getItemId(), r.getRegion(), true,
                     (ch, o) -> stub(ch, o).reserve(r));
-            f.whenComplete((resp, err) -> {
+            // The bookkeeping runs before the reply is sent (the reply depends on it).
+            reply(f.whenComplete((resp, err) -> {
                 inFlight.release(key);
-                // Only a one-unit SOLD_OUT proves nothing is left; a larger request may fail while
-                // a smaller one would still succeed, so it is not cached.
-                if (resp != null && resp.getOutcome() == ReserveOutcome.SOLD_OUT && r.getQuantity() == 1) {
+                if (resp == null || resp.getOutcome() == ReserveOutcome.RESERVED) {
+                    recentKeys.remember(r.getTenantId(), r.getIdempotencyKey()); // placed, or outcome unknown
+                } else if (resp.getOutcome() == ReserveOutcome.SOLD_OUT && r.getQuantity() == 1) {
+                    // Only a one-unit SOLD_OUT proves nothing is left; a larger request may fail
+                    // while a smaller one would still succeed, so it is not cached.
                     soldOut.markSoldOut(key);
                 }
-            });
-            reply(f, out);
+            }), out);
         } catch (Failure f) {
             out.onError(GrpcErrors.toStatus(f));
         }
@@ -177,8 +184,8 @@ public final class RouterInventoryService extends InventoryServiceGrpc.Inventory
             String region = regionOr(r.getTenantId(), r.getRegion());
             CompletableFuture<RestockResponse> f = router.call(r.getTenantId(), r.getItemId(), region, true,
                     (ch, o) -> stub(ch, o).restock(r));
-            f.thenRun(() -> soldOut.forget(SoldOutCache.key(r.getTenantId(), r.getItemId(), region)));
-            reply(f, out);
+            reply(f.whenComplete((v, err) -> soldOut.forget(SoldOutCache.key(r.getTenantId(), r.getItemId(), region))),
+                    out);
         } catch (Failure f) {
             out.onError(GrpcErrors.toStatus(f));
         }
@@ -229,9 +236,9 @@ public final class RouterInventoryService extends InventoryServiceGrpc.Inventory
             HoldId id = hold(r.getHoldId());
             CompletableFuture<ReleaseResponse> f = router.call(id.tenantId(), id.itemId(), id.region(), true,
                     (ch, o) -> stub(ch, o).release(r));
-            // A released unit is for sale again: stop answering SOLD_OUT from the cache.
-            f.thenRun(() -> soldOut.forget(SoldOutCache.key(id.tenantId(), id.itemId(), id.region())));
-            reply(f, out);
+            // A released unit is for sale again: forget the cached SOLD_OUT before replying.
+            reply(f.whenComplete((v, err) -> soldOut.forget(SoldOutCache.key(id.tenantId(), id.itemId(),
+                    id.region()))), out);
         } catch (Failure f) {
             out.onError(GrpcErrors.toStatus(f));
         }

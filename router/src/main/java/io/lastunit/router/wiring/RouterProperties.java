@@ -34,6 +34,7 @@ public class RouterProperties {
     private int buyerBurst = 40;
     private int buyersTrackedMax = 1_000_000;
     private int inFlightPerItemMax = 4_096;
+    private int recentKeysMax = 1_000_000;
     private String tlsCertificate = "";
     private String tlsKey = "";
     private String shardTrustCertificate = "";
@@ -49,7 +50,7 @@ public class RouterProperties {
         return new RouterConfig(id, host, port, zookeeper, namespace, limits, tokens,
                 Duration.ofMillis(topologyStaleMaxMs), attemptsMax, Duration.ofMillis(backoffBaseMs),
                 Duration.ofMillis(defaultDeadlineMs), Duration.ofMillis(soldOutTtlMs), soldOutEntriesMax,
-                buyerRatePerSecond, buyerBurst, buyersTrackedMax, inFlightPerItemMax, file(tlsCertificate),
+                buyerRatePerSecond, buyerBurst, buyersTrackedMax, inFlightPerItemMax, recentKeysMax, file(tlsCertificate),
                 file(tlsKey), file(shardTrustCertificate));
     }
 
@@ -91,6 +92,8 @@ public class RouterProperties {
     public void setBuyersTrackedMax(int v) { this.buyersTrackedMax = v; }
     public int getInFlightPerItemMax() { return inFlightPerItemMax; }
     public void setInFlightPerItemMax(int v) { this.inFlightPerItemMax = v; }
+    public int getRecentKeysMax() { return recentKeysMax; }
+    public void setRecentKeysMax(int v) { this.recentKeysMax = v; }
     public String getTlsCertificate() { return tlsCertificate; }
     public void setTlsCertificate(String v) { this.tlsCertificate = v; }
     public String getTlsKey() { return tlsKey; }
