@@ -1,15 +1,17 @@
 package io.lastunit.shard;
 
-import io.lastunit.shard.demo.FlashSaleDemo;
 import io.micronaut.context.ApplicationContext;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 
-/** The shard node's one entry point: {@code serve} (the default) runs a node; {@code demo} runs a flash sale. */
+/**
+ * The shard node's one entry point: {@code serve} (the default) runs a node. The demo runs through
+ * the router now: {@code ./lastunit demo} (cell-admin's {@code LastunitCli}).
+ */
 @Command(name = "lastunit", mixinStandardHelpOptions = true,
-        subcommands = {ShardNodeMain.Serve.class, FlashSaleDemo.class},
+        subcommands = {ShardNodeMain.Serve.class},
         description = "lastunit: sells the last unit exactly once.")
 public final class ShardNodeMain implements Callable<Integer> {
 

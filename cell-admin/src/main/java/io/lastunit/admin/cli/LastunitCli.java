@@ -1,0 +1,86 @@
+package io.lastunit.admin.cli;
+
+import java.io.PrintWriter;
+import java.util.concurrent.Callable;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.ParameterException;
+import picocli.CommandLine.ParseResult;
+import picocli.CommandLine.Spec;
+import picocli.CommandLine.UnmatchedArgumentException;
+
+/**
+ * The operator's command line, {@code ./lastunit}: {@code up} (a whole platform in this process),
+ * {@code demo} (a flash sale through the router) and {@code admin} (cells, tenants, the invariant
+ * check). {@code serve} and {@code router} are dispatched by the launcher script to their own jars.
+ *
+ * <p>Exit codes: {@link ExitCodes}. Expected errors print one {@code error: ...} line and no stack
+ * trace; only a bug prints one.
+ */
+@Command(name = "lastunit", mixinStandardHelpOptions = true, version = "lastunit 0.1.0-SNAPSHOT",
+        subcommands = {UpCommand.class, DemoCommand.class, AdminCommand.class},
+        description = "lastunit sells the last unit of anything exactly once.",
+        footer = {"", "The launcher also runs:",
+                "  serve    a shard node (settings: lastunit.shard.* / LASTUNIT_SHARD_*)",
+                "  router   a router (settings: lastunit.router.* / LASTUNIT_ROUTER_*)",
+                "", "Exit codes: 0 ok, 1 something wrong found (drift, failed calls), 2 bad options or refused,"
+                + " 3 ZooKeeper or a shard unreachable."})
+public final class LastunitCli implements Callable<Integer> {
+    @Spec
+    CommandSpec spec;
+
+    /** The logging configuration of the CLI (the shard node's and the router's jars carry a logback.xml each). */
+    static final String LOGBACK_CONFIG = "lastunit-cli-logback.xml";
+
+    public static void main(String[] args) {
+        if (System.getProperty("logback.configurationFile") == null) {
+            System.setProperty("logback.configurationFile", LOGBACK_CONFIG);
+        }
+        System.exit(commandLine().execute(args));
+    }
+
+    /** The command line with lastunit's error handling; tests swap its out and err writers. */
+    public static CommandLine commandLine() {
+        CommandLine cl = new CommandLine(new LastunitCli());
+        cl.setParameterExceptionHandler(LastunitCli::onBadParameters);
+        cl.setExecutionExceptionHandler(LastunitCli::onError);
+        return cl;
+    }
+
+    @Override
+    public Integer call() {
+        throw new ParameterException(spec.commandLine(), "a command is required: up, demo or admin");
+    }
+
+    /** Prints {@code error: ...} and a hint (not the whole usage), exit code 2. */
+    static int onBadParameters(ParameterException e, String[] args) {
+        CommandLine cmd = e.getCommandLine();
+        PrintWriter err = cmd.getErr();
+        err.println("error: " + e.getMessage());
+        if (!UnmatchedArgumentException.printSuggestions(e, err)) {
+            err.println("Try '" + cmd.getCommandSpec().qualifiedName() + " --help' for the options.");
+        }
+        err.flush();
+        return ExitCodes.USAGE;
+    }
+
+    static int onError(Exception e, CommandLine cmd, ParseResult parsed) {
+        PrintWriter err = cmd.getErr();
+        if (e instanceof CliError ce) {
+            err.println("error: " + ce.getMessage());
+            err.flush();
+            return ce.exitCode();
+        }
+        err.println("error: unexpected failure of '" + cmd.getCommandSpec().qualifiedName() + "' (a bug; please report it):");
+        e.printStackTrace(err);
+        err.flush();
+        return ExitCodes.FAILED;
+    }
+
+    /** For container commands: a subcommand is required. */
+    static Integer requireSubcommand(CommandSpec spec) {
+        throw new ParameterException(spec.commandLine(), "'" + spec.qualifiedName() + "' needs a command: "
+                + String.join(", ", spec.subcommands().keySet().stream().filter(n -> !n.equals("help")).toList()));
+    }
+}

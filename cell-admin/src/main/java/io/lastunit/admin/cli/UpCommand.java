@@ -1,0 +1,258 @@
+package io.lastunit.admin.cli;
+
+import io.lastunit.admin.platform.LocalPlatform;
+import io.lastunit.api.topology.v1.ShardInfo;
+import io.lastunit.common.topology.Topology;
+import java.io.IOException;
+import java.io.PrintWriter;
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.Callable;
+import java.util.concurrent.CountDownLatch;
+import org.apache.curator.test.InstanceSpec;
+import org.apache.curator.test.TestingServer;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.ParameterException;
+import picocli.CommandLine.Spec;
+
+/**
+ * {@code lastunit up}: a whole platform in this process — an embedded ZooKeeper server,
+ * PostgreSQL (embedded unless {@code --jdbc-url}), the shard nodes of cell {@code shared} (and of
+ * an optional dedicated cell), each on a database of its own, and a router — until Ctrl-C.
+ * Everything lives on 127.0.0.1. The topology is in memory: it is gone when this stops.
+ */
+@Command(name = "up", mixinStandardHelpOptions = true,
+        description = {"Run a whole local platform until Ctrl-C: ZooKeeper, PostgreSQL, shard nodes and a router.",
+                "For trying lastunit and for development; the router accepts the dev token "
+                        + LocalPlatform.DEV_TOKEN + " for every tenant."})
+public final class UpCommand implements Callable<Integer> {
+    static final int SHARDS_TOTAL_MAX = 32;
+    static final int ZOOKEEPER_PORT_DEFAULT = 2181;
+    static final int ROUTER_PORT_DEFAULT = 7400;
+
+    @Spec
+    CommandSpec spec;
+
+    @Option(names = "--shards", paramLabel = "N", description = "Shards of cell shared per region (default ${DEFAULT-VALUE}).")
+    int shards = 4;
+
+    @Option(names = "--region", paramLabel = "REGION",
+            description = "A region every cell serves (repeat for several; default local).")
+    List<String> regions = new ArrayList<>();
+
+    @Option(names = "--dedicated-cell", paramLabel = "NAME",
+            description = "Also create this cell, for a large tenant ('admin tenants assign TENANT NAME').")
+    String dedicatedCell;
+
+    @Option(names = "--dedicated-shards", paramLabel = "M",
+            description = "Shards of the dedicated cell per region (default 2; needs --dedicated-cell).")
+    Integer dedicatedShards;
+
+    @Option(names = "--router-port", paramLabel = "PORT",
+            description = "The router's port (default ${DEFAULT-VALUE}; 0 picks a free one).")
+    int routerPort = ROUTER_PORT_DEFAULT;
+
+    @Option(names = "--zookeeper-port", paramLabel = "PORT",
+            description = "The embedded ZooKeeper's port (default 2181, or a free one if 2181 is taken; 0 picks a free one).")
+    Integer zookeeperPort;
+
+    @Mixin
+    JdbcOptions jdbc = new JdbcOptions();
+
+    @Override
+    public Integer call() throws Exception {
+        List<String> regionList = regions.isEmpty() ? List.of("local") : regions;
+        validate(regionList);
+        PrintWriter out = spec.commandLine().getOut();
+        long t0 = System.nanoTime();
+        int zkPort = chooseZooKeeperPort(out);
+        if (routerPort > 0 && !isFree(routerPort)) {
+            throw CliError.usage("--router-port " + routerPort + " is in use (another './lastunit up' or router?);"
+                    + " pass --router-port 0 for a free one");
+        }
+        int total = regionList.size() * (shards + (dedicatedCell == null ? 0 : dedicatedShards()));
+        out.printf("lastunit up: starting ZooKeeper, %s, %d shard node%s and a router ...%n",
+                jdbc.embedded() ? "an embedded PostgreSQL" : "PostgreSQL at " + jdbc.url, total, total == 1 ? "" : "s");
+        out.flush();
+
+        Closer closer = new Closer();
+        CountDownLatch stopped = new CountDownLatch(1);
+        Thread hook = new Thread(() -> {
+            PrintWriter o = spec.commandLine().getOut();
+            o.println();
+            o.println("lastunit up: stopping (router, shard nodes, ZooKeeper, PostgreSQL) ...");
+            o.flush();
+            long s = System.nanoTime();
+            closer.close();
+            o.printf("lastunit up: stopped in %.1f s%n", (System.nanoTime() - s) / 1e9);
+            o.flush();
+            stopped.countDown();
+        }, "lastunit-up-shutdown");
+        Runtime.getRuntime().addShutdownHook(hook);
+        LocalPlatform platform;
+        PlatformDatabases dbs;
+        try {
+            TestingServer zk = closer.add(startZooKeeper(zkPort));
+            dbs = closer.add(jdbc.open("lastunit_"));
+            LocalPlatform.Builder b = LocalPlatform.builder(dbs.forShards()).zookeeper(zk.getConnectString())
+                    .routerPort(routerPort).cell(Topology.SHARED_CELL, regionList, shards);
+            if (dedicatedCell != null) {
+                b.cell(dedicatedCell, regionList, dedicatedShards());
+            }
+            platform = closer.add(b.start());
+        } catch (CliError e) {
+            closeAfterFailedStart(closer, hook);
+            throw e;
+        } catch (Exception e) {
+            closeAfterFailedStart(closer, hook);
+            throw CliError.failed("the platform did not start: " + rootMessage(e));
+        }
+        banner(out, platform, dbs, (System.nanoTime() - t0) / 1e9);
+        stopped.await();
+        return ExitCodes.OK;
+    }
+
+    private static void closeAfterFailedStart(Closer closer, Thread hook) {
+        closer.close();
+        try {
+            Runtime.getRuntime().removeShutdownHook(hook);
+        } catch (IllegalStateException shuttingDown) {
+            // the hook runs anyway and finds everything closed
+        }
+    }
+
+    private void banner(PrintWriter out, LocalPlatform p, PlatformDatabases dbs, double seconds) {
+        String zk = p.zookeeper();
+        String router = "127.0.0.1:" + p.routerPort();
+        out.printf("%nlastunit platform is up (%.1f s)%n", seconds);
+        out.println("  router      " + router + "   lastunit.inventory.v1.InventoryService, plaintext");
+        out.println("  dev token   " + LocalPlatform.DEV_TOKEN + "   (header  authorization: Bearer "
+                + LocalPlatform.DEV_TOKEN + ")");
+        out.println("  zookeeper   " + zk + "   namespace /lastunit (in memory)");
+        out.println("  postgresql  " + dbs.describe());
+        out.println();
+        Table t = new Table("cell", "region", "shard", "address");
+        p.shards().values().stream().sorted(Comparator.comparing(ShardInfo::getCell)
+                        .thenComparing(ShardInfo::getRegion).thenComparing(ShardInfo::getShardId))
+                .forEach(s -> t.row(s.getCell(), s.getRegion(), s.getShardId(), s.getAddress()));
+        t.print(out, "  ");
+        out.println();
+        String admin = "./lastunit admin --zookeeper " + zk;
+        out.println("Try, from another terminal:");
+        out.println("  " + admin + " cells list");
+        out.println("  " + admin + " check");
+        if (dedicatedCell != null) {
+            out.println("  " + admin + " tenants assign big-tenant " + dedicatedCell);
+        }
+        out.println("  " + admin + " tenants show some-tenant");
+        out.println("  grpcurl -plaintext -H 'authorization: Bearer " + LocalPlatform.DEV_TOKEN + "' \\");
+        out.println("    -import-path proto/src/main/proto -proto lastunit/inventory/v1/inventory.proto \\");
+        out.println("    -d '{\"tenant_id\":\"acme\",\"item_id\":\"sku-1\",\"total\":10,\"home_region\":\""
+                + p.shards().values().iterator().next().getRegion() + "\"}' \\");
+        out.println("    " + router + " lastunit.inventory.v1.InventoryService/CreateItem");
+        out.println();
+        out.println("Ctrl-C stops everything" + (jdbc.embedded() ? "; the data goes with it." : "; the databases stay."));
+        out.flush();
+    }
+
+    void validate(List<String> regionList) {
+        List<String> problems = new ArrayList<>();
+        if (shards < 1 || shards > SHARDS_TOTAL_MAX) {
+            problems.add("--shards " + shards + " is outside [1, " + SHARDS_TOTAL_MAX + "]");
+        }
+        for (String r : regionList) {
+            if (!ShardSpec.isName(r) || r.length() > 32) {
+                problems.add("--region '" + r + "' is not 1..32 printable ASCII characters without spaces or '/'");
+            }
+        }
+        if (regionList.stream().distinct().count() != regionList.size()) {
+            problems.add("--region repeats a region: " + regionList);
+        }
+        if (dedicatedShards != null && dedicatedCell == null) {
+            problems.add("--dedicated-shards needs --dedicated-cell NAME");
+        }
+        if (dedicatedCell != null) {
+            if (!ShardSpec.isName(dedicatedCell)) {
+                problems.add("--dedicated-cell '" + dedicatedCell + "' is not 1..64 printable ASCII characters without spaces or '/'");
+            } else if (dedicatedCell.equals(Topology.SHARED_CELL)) {
+                problems.add("--dedicated-cell cannot be '" + Topology.SHARED_CELL + "' (that cell always exists)");
+            }
+            if (dedicatedShards() < 1 || dedicatedShards() > SHARDS_TOTAL_MAX) {
+                problems.add("--dedicated-shards " + dedicatedShards() + " is outside [1, " + SHARDS_TOTAL_MAX + "]");
+            }
+        }
+        long total = (long) regionList.size() * (shards + (dedicatedCell == null ? 0 : dedicatedShards()));
+        if (problems.isEmpty() && total > SHARDS_TOTAL_MAX) {
+            problems.add(total + " shard nodes in all (regions x shards per cell) is more than " + SHARDS_TOTAL_MAX
+                    + " for one process");
+        }
+        if (routerPort < 0 || routerPort > 65_535) {
+            problems.add("--router-port " + routerPort + " is outside [0, 65535]");
+        }
+        if (zookeeperPort != null && (zookeeperPort < 0 || zookeeperPort > 65_535)) {
+            problems.add("--zookeeper-port " + zookeeperPort + " is outside [0, 65535]");
+        }
+        if (zookeeperPort != null && routerPort != 0 && zookeeperPort.intValue() == routerPort) {
+            problems.add("--zookeeper-port and --router-port are both " + routerPort);
+        }
+        try {
+            jdbc.validate(spec.commandLine());
+        } catch (ParameterException e) {
+            problems.add(e.getMessage());
+        }
+        if (!problems.isEmpty()) {
+            throw new ParameterException(spec.commandLine(), String.join("; ", problems));
+        }
+    }
+
+    int dedicatedShards() {
+        return dedicatedShards == null ? 2 : dedicatedShards;
+    }
+
+    /** The port to start ZooKeeper on; -1 means any free one. */
+    private int chooseZooKeeperPort(PrintWriter out) {
+        if (zookeeperPort != null) {
+            if (zookeeperPort == 0) {
+                return -1;
+            }
+            if (!isFree(zookeeperPort)) {
+                throw CliError.usage("--zookeeper-port " + zookeeperPort + " is in use; pass --zookeeper-port 0 for a free one");
+            }
+            return zookeeperPort;
+        }
+        if (isFree(ZOOKEEPER_PORT_DEFAULT)) {
+            return ZOOKEEPER_PORT_DEFAULT;
+        }
+        out.println("lastunit up: port " + ZOOKEEPER_PORT_DEFAULT + " is taken; ZooKeeper gets a free port (printed below)");
+        return -1;
+    }
+
+    private static TestingServer startZooKeeper(int port) throws Exception {
+        return new TestingServer(new InstanceSpec(null, port, -1, -1, true, -1, -1, -1, Map.of(), "127.0.0.1"), true);
+    }
+
+    static boolean isFree(int port) {
+        try (ServerSocket s = new ServerSocket(port, 1, InetAddress.getLoopbackAddress())) {
+            s.setReuseAddress(true);
+            return true;
+        } catch (IOException e) {
+            return false;
+        }
+    }
+
+    static String rootMessage(Throwable e) {
+        Throwable t = e;
+        while (t.getCause() != null && t.getCause() != t) {
+            t = t.getCause();
+        }
+        String m = t.getMessage();
+        return t == e ? String.valueOf(m) : e.getMessage() + " (cause: " + t.getClass().getSimpleName() + ": " + m + ")";
+    }
+}

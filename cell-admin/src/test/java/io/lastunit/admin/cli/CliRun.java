@@ -1,0 +1,18 @@
+package io.lastunit.admin.cli;
+
+import java.io.PrintWriter;
+import java.io.StringWriter;
+import picocli.CommandLine;
+
+/** Runs the CLI in process with captured output. Only for arguments that fail before any I/O. */
+record CliRun(int exitCode, String out, String err) {
+    static CliRun of(String... args) {
+        CommandLine cl = LastunitCli.commandLine();
+        StringWriter out = new StringWriter();
+        StringWriter err = new StringWriter();
+        cl.setOut(new PrintWriter(out, true));
+        cl.setErr(new PrintWriter(err, true));
+        int code = cl.execute(args);
+        return new CliRun(code, out.toString(), err.toString());
+    }
+}
