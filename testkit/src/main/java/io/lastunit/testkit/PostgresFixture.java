@@ -84,6 +84,11 @@ public final class PostgresFixture implements BeforeAllCallback, AfterAllCallbac
 
     @Override
     public synchronized void afterAll(ExtensionContext context) {
+        close();
+    }
+
+    /** Drops every database this fixture created once the outermost open is closed. */
+    private void close() {
         if (depth == 0 || --depth > 0) {
             return;
         }
@@ -181,26 +186,7 @@ public final class PostgresFixture implements BeforeAllCallback, AfterAllCallbac
      * @throws IllegalStateException if a database could not be dropped (each one is still tried)
      */
     public synchronized void closeStandalone() {
-        if (depth == 0 || --depth > 0) {
-            return;
-        }
-        databaseName = null;
-        IllegalStateException failure = null;
-        for (int i = created.size() - 1; i >= 0; i--) {
-            String name = created.get(i);
-            try {
-                dropWithRetries(name);
-            } catch (SQLException e) {
-                if (failure == null) {
-                    failure = new IllegalStateException("PostgresFixture: could not drop test database(s)");
-                }
-                failure.addSuppressed(new SQLException("DROP DATABASE " + name + ": " + e.getMessage(), e));
-            }
-        }
-        created.clear();
-        if (failure != null) {
-            throw failure;
-        }
+        close();
     }
 
     private String requireDatabase() {

@@ -1,0 +1,120 @@
+#!/usr/bin/env python3
+"""Turns one bench/run into bench/results/<date>-<commit>.md: every scenario with its figure,
+its baseline from the same run beside it, and the ratio; then the targets of this machine."""
+import glob
+import json
+import os
+import platform
+import re
+import subprocess
+import sys
+
+raw, out, date, commit, jmh_opts = sys.argv[1:6]
+
+
+def score(name):
+    path = os.path.join(raw, name + ".json")
+    with open(path) as f:
+        data = json.load(f)
+    m = data[0]["primaryMetric"]
+    return m["score"], m["scoreError"]
+
+
+def machine_lines(log):
+    values = {}
+    with open(os.path.join(raw, log)) as f:
+        for line in f:
+            m = re.match(r"^(sold|reserve_per_s|p99_ms|invariant)=(\S+)", line.strip())
+            if m:
+                values[m.group(1)] = m.group(2)
+            m = re.match(r"^sold=(\d+) total=(\d+)", line.strip())
+            if m:
+                values["sold"], values["total"] = m.group(1), m.group(2)
+    return values
+
+
+def load_json(sub):
+    files = sorted(glob.glob(os.path.join(raw, sub, "*.json")))
+    if not files:
+        return {}
+    with open(files[-1]) as f:
+        return json.load(f)
+
+
+def fmt(v):
+    return f"{v:,.0f}"
+
+
+rows = []
+for t in (64, 256):
+    for items in (1, 1000):
+        engine, engine_err = score(f"engine-items{items}-t{t}")
+        e2e, e2e_err = score(f"e2e-items{items}-t{t}")
+        naive, _ = score(f"naive-items{items}-t{t}")
+        single, _ = score(f"single-items{items}-t{t}")
+        rows.append((items, t, engine, engine_err, e2e, e2e_err, naive, single))
+raw_ceiling, raw_err = score("raw-ceiling-t4")
+soldout, soldout_err = score("soldout-t64")
+noop, noop_err = score("noop-t64")
+latency = machine_lines("latency.log")
+sale = machine_lines("flash-sale.log")
+latency_json = load_json("latency")
+
+
+def find(d, *keys):
+    """First value in a nested dict whose key path ends with one of keys (p50/p999...)."""
+    stack = [d]
+    while stack:
+        x = stack.pop()
+        if isinstance(x, dict):
+            for k, v in x.items():
+                if k in keys and isinstance(v, (int, float)):
+                    return v
+                stack.append(v)
+    return None
+
+
+p50 = find(latency_json, "p50_ms", "p50Ms", "p50")
+p99 = find(latency_json, "p99_ms", "p99Ms", "p99")
+p999 = find(latency_json, "p999_ms", "p99_9_ms", "p999Ms", "p999", "p99_9")
+
+cpus = os.cpu_count()
+java = subprocess.run(["java", "-version"], capture_output=True, text=True).stderr.splitlines()[0]
+
+with open(out, "w") as f:
+    w = f.write
+    w(f"# Benchmark run {date} ({commit})\n\n")
+    w(f"Machine: {cpus} cores, {platform.system()} {platform.release()}, {java}; PostgreSQL on the same machine.\n")
+    w(f"Produced by `bench/run` (JMH options `{jmh_opts}`; callers = JMH threads). Figures are\n")
+    w("reservations per second (durable: committed before the reply) unless noted; error = JMH's\n")
+    w("99.9% interval. This machine is shared and noisy: read the ratios, not the absolute numbers.\n\n")
+    w("## Reserve throughput against the baselines of the same run\n\n")
+    w("| items | callers | lane engine (in process) | end to end (router) | naive | single-statement | engine ÷ raw ceiling | end to end ÷ single-statement |\n")
+    w("|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+    for items, t, engine, engine_err, e2e, e2e_err, naive, single in rows:
+        w(f"| {items} | {t} | {fmt(engine)} ± {fmt(engine_err)} | {fmt(e2e)} ± {fmt(e2e_err)} | {fmt(naive)} | {fmt(single)} "
+          f"| {engine / raw_ceiling:.2f} | {e2e / single:.1f}× |\n")
+    w(f"\nRaw ceiling (plain JDBC, batches of 100 holds per transaction, 4 writers, no decisions): "
+      f"{fmt(raw_ceiling)} ± {fmt(raw_err)} holds/s.\n\n")
+    w("Buckets (1, 4, 16 per item) arrive with the bucket issue; until then every item has one bucket.\n\n")
+    w("## The sold-out path\n\n")
+    w("| scenario | calls/s | ratio |\n|---|---:|---:|\n")
+    w(f"| Reserve of a sold-out item through the router (64 callers) | {fmt(soldout)} ± {fmt(soldout_err)} | {soldout / noop:.2f} of no-op |\n")
+    w(f"| no-op gRPC (Health.Check on the same server, 64 callers) | {fmt(noop)} ± {fmt(noop_err)} | 1.00 |\n\n")
+    w("## Latency at half of the maximum end-to-end throughput\n\n")
+    w(f"Open-loop load generator at half of the hot-item end-to-end figure at 256 callers "
+      f"(`bench/results/raw/{date}-{commit}/latency.log`).\n\n")
+    w("| p50 ms | p99 ms | p99.9 ms |\n|---:|---:|---:|\n")
+    w(f"| {p50 if p50 is not None else '?'} | {latency.get('p99_ms', p99 if p99 is not None else '?')} | {p999 if p999 is not None else '?'} |\n\n")
+    w("## Flash sale (load generator, 10,000 units, 1,000,000 buyers, 512 in flight)\n\n")
+    w(f"`sold={sale.get('sold', '?')} total={sale.get('total', '?')}`, `invariant={sale.get('invariant', '?')}`, "
+      f"`reserve_per_s={sale.get('reserve_per_s', '?')}`, `p99_ms={sale.get('p99_ms', '?')}`.\n\n")
+    hot256 = [r for r in rows if r[0] == 1 and r[1] == 256][0]
+    w("## Targets on this machine\n\n| target | measured | met |\n|---|---|---|\n")
+    w(f"| lane engine, hot item, 256 callers ≥ 31,000/s | {fmt(hot256[2])}/s | {'yes' if hot256[2] >= 31000 else 'no'} |\n")
+    w(f"| lane engine ≥ 0.6 of the raw ceiling | {hot256[2] / raw_ceiling:.2f} | {'yes' if hot256[2] / raw_ceiling >= 0.6 else 'no'} |\n")
+    w(f"| end to end ≥ 10× single-statement (hot item, 256 callers) | {hot256[4] / hot256[7]:.1f}× | {'yes' if hot256[4] / hot256[7] >= 10 else 'no'} |\n")
+    w(f"| sold-out path ≥ 0.7 of the no-op ceiling | {soldout / noop:.2f} | {'yes' if soldout / noop >= 0.7 else 'no'} |\n")
+    p99v = latency.get("p99_ms")
+    met = "?" if p99v is None else ("yes" if float(p99v) < 10 else "no")
+    w(f"| p99 of Reserve at half load < 10 ms | {p99v} ms | {met} |\n")
