@@ -1,0 +1,99 @@
+package io.lastunit.bench.jmh;
+
+import io.lastunit.api.inventory.v1.ReserveOutcome;
+import io.lastunit.api.inventory.v1.ReserveRequest;
+import io.lastunit.api.inventory.v1.ReserveResponse;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import org.openjdk.jmh.annotations.Benchmark;
+import org.openjdk.jmh.annotations.BenchmarkMode;
+import org.openjdk.jmh.annotations.Level;
+import org.openjdk.jmh.annotations.Mode;
+import org.openjdk.jmh.annotations.OutputTimeUnit;
+import org.openjdk.jmh.annotations.Param;
+import org.openjdk.jmh.annotations.Scope;
+import org.openjdk.jmh.annotations.Setup;
+import org.openjdk.jmh.annotations.State;
+import org.openjdk.jmh.annotations.TearDown;
+
+/**
+ * Reservations per second end to end: client → gRPC → router (authentication, validation,
+ * shedding checks, routing) → gRPC → shard node → lane engine → PostgreSQL, and back. The same
+ * scenarios as {@link LaneEngineBench}, so the difference between the two is the cost of the
+ * network path.
+ *
+ * <p>Setup (per trial): a {@link BenchPlatform} (in-process ZooKeeper, cell {@code shared} with 2
+ * shard nodes in region {@code local}, each on a fresh database, one router with its buyer-rate
+ * and in-flight limits raised out of the way) and {@code items} items of {@link BenchItems#TOTAL}
+ * units created through the router. Each call is a blocking one-unit Reserve, on one channel
+ * shared by all JMH threads, with the bearer token, a key and buyer never used before
+ * ({@link Caller}) and item 0 ({@code items=1}: the hot item, on one shard) or a uniformly random
+ * one of 1,000 (spread over both shards); the run fails unless the answer is RESERVED.
+ * Concurrent callers are the JMH threads: pass {@code -t 64} or {@code -t 256}.
+ *
+ * <p>Everything — clients, router, shard nodes, ZooKeeper — shares this JVM and the machine's
+ * cores with PostgreSQL, so on a small machine this measures CPU as much as the design; read it
+ * beside {@link LaneEngineBench} run on the same machine. Buckets (1/4/16) arrive with their own
+ * issue, as for {@link LaneEngineBench}.
+ *
+ * <pre>
+ * java -jar bench/target/benchmarks.jar 'EndToEndBench' -p items=1 -wi 1 -w 3s -i 1 -r 5s -f 1 -t 64
+ * </pre>
+ */
+@State(Scope.Benchmark)
+@BenchmarkMode(Mode.Throughput)
+@OutputTimeUnit(TimeUnit.SECONDS)
+public class EndToEndBench {
+
+    /** Distinct items called: 1 = one hot item; 1000 = calls spread uniformly. */
+    @Param({"1", "1000"})
+    public int items;
+
+    private BenchPlatform platform;
+    private RouterClient client;
+    private String[] itemIds;
+
+    @Setup(Level.Trial)
+    public void setUp() throws Exception {
+        platform = BenchPlatform.start("e2e_" + items, Map.of());
+        try {
+            client = platform.client();
+            itemIds = BenchItems.itemIds(items);
+            platform.createItems(items, BenchItems.TOTAL);
+        } catch (Exception | Error e) {
+            tearDown();
+            throw e;
+        }
+    }
+
+    @Benchmark
+    public ReserveResponse reserve(Caller caller) {
+        caller.next();
+        ReserveResponse r = client.inventory().reserve(ReserveRequest.newBuilder()
+                .setTenantId(BenchItems.TENANT)
+                .setItemId(itemIds[Caller.pickItem(items)])
+                .setQuantity(1)
+                .setIdempotencyKey(caller.key())
+                .setBuyerId(caller.buyer())
+                .setRegion(BenchItems.REGION)
+                .build());
+        if (r.getOutcome() != ReserveOutcome.RESERVED) {
+            throw new IllegalStateException("expected RESERVED, got " + r.getOutcome());
+        }
+        return r;
+    }
+
+    @TearDown(Level.Trial)
+    public void tearDown() throws Exception {
+        if (platform == null) {
+            return;
+        }
+        try {
+            System.out.printf("%n[EndToEndBench items=%d]%n%s%n", items, platform.report());
+        } finally {
+            platform.close();
+            platform = null;
+            client = null;
+        }
+    }
+}

@@ -1,0 +1,129 @@
+package io.lastunit.bench.load;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.lastunit.admin.cli.ExitCodes;
+import java.io.PrintWriter;
+import java.io.StringWriter;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+import picocli.CommandLine;
+
+class FlashSaleCommandTest {
+
+    private static FlashSaleCommand parse(String... args) {
+        String[] all = new String[args.length + 1];
+        all[0] = "flash-sale";
+        System.arraycopy(args, 0, all, 1, args.length);
+        CommandLine.ParseResult r = FlashSaleLoad.commandLine().parseArgs(all);
+        return (FlashSaleCommand) r.subcommand().commandSpec().userObject();
+    }
+
+    @Test
+    void defaultsAreValid() {
+        FlashSaleCommand c = parse();
+        assertThat(c.problems()).isEmpty();
+        assertThat(c.units).isEqualTo(10_000);
+        assertThat(c.buyers).isEqualTo(1_000_000);
+        assertThat(c.concurrency).isEqualTo(512);
+        assertThat(c.items).isEqualTo(1);
+        assertThat(c.shards()).isEqualTo(2);
+        assertThat(c.rate).isNull();
+        assertThat(c.confirm).isFalse();
+        assertThat(c.token()).isEqualTo("lastunit-dev-token");
+        assertThat(c.out.toString()).isEqualTo("bench/results/runs");
+    }
+
+    @Test
+    void moreThanOneRegionOrBucketIsRefusedNamingTheOption() {
+        assertThat(parse("--regions", "2").problems()).singleElement().asString().startsWith("--regions 2:");
+        assertThat(parse("--buckets", "4").problems()).singleElement().asString().startsWith("--buckets 4:");
+        assertThat(parse("--regions", "0", "--buckets", "0").problems()).hasSize(2);
+    }
+
+    @Test
+    void badOptionsExitTwoWithEveryProblemNamed() {
+        StringWriter err = new StringWriter();
+        CommandLine cl = FlashSaleLoad.commandLine();
+        cl.setErr(new PrintWriter(err));
+        int code = cl.execute("flash-sale", "--regions", "3", "--buckets", "2");
+        assertThat(code).isEqualTo(ExitCodes.USAGE);
+        assertThat(err.toString()).contains("error: --regions 3:").contains("--buckets 2:");
+    }
+
+    @Test
+    void noCommandIsAUsageError() {
+        CommandLine cl = FlashSaleLoad.commandLine();
+        cl.setErr(new PrintWriter(new StringWriter()));
+        assertThat(cl.execute()).isEqualTo(ExitCodes.USAGE);
+    }
+
+    @Test
+    void boundsAreChecked() {
+        List<String> p = parse("--units", "-1", "--buyers", "0", "--concurrency", "0", "--items", "10001",
+                "--rate", "0", "--shards", "33", "--progress", "fancy").problems();
+        assertThat(p).anyMatch(s -> s.startsWith("--units -1"))
+                .anyMatch(s -> s.startsWith("--buyers 0"))
+                .anyMatch(s -> s.startsWith("--concurrency 0"))
+                .anyMatch(s -> s.startsWith("--items 10001"))
+                .anyMatch(s -> s.startsWith("--rate 0"))
+                .anyMatch(s -> s.startsWith("--shards 33"))
+                .anyMatch(s -> s.startsWith("--progress 'fancy'"));
+        assertThat(parse("--units", "3000000000", "--items", "2").problems())
+                .singleElement().asString().contains("per item");
+        assertThat(parse("--units", "2000000000", "--items", "2").problems()).isEmpty();
+    }
+
+    @Test
+    void targetOptionsGoTogether() {
+        assertThat(parse("--target", "10.0.0.1:7400", "--token", "t0k", "--zookeeper", "zk:2181").problems()).isEmpty();
+        assertThat(parse("--target", "router").problems()).singleElement().asString().startsWith("--target 'router'");
+        assertThat(parse("--target", "router:0").problems()).hasSize(1);
+        assertThat(parse("--target", "r:7400", "--shards", "4").problems()).singleElement().asString()
+                .startsWith("--shards");
+        assertThat(parse("--target", "r:7400", "--jdbc-url", "jdbc:postgresql://h/db").problems()).hasSize(1);
+        assertThat(parse("--token", "x").problems()).singleElement().asString().startsWith("--token needs --target");
+        assertThat(parse("--zookeeper", "zk:2181").problems()).singleElement().asString()
+                .startsWith("--zookeeper needs --target");
+        assertThat(parse("--target", "r:7400", "--namespace", "/x").problems()).singleElement().asString()
+                .contains("needs --zookeeper");
+    }
+
+    @Test
+    void warmup() {
+        assertThat(parse().warmup).isZero();
+        assertThat(parse("--warmup", "5000").problems()).isEmpty();
+        assertThat(parse("--warmup", "-1").problems()).singleElement().asString().startsWith("--warmup -1");
+    }
+
+    @Test
+    void jdbcUrlFormIsChecked() {
+        assertThat(parse("--jdbc-url", "mysql://h/db").problems()).singleElement().asString().startsWith("--jdbc-url");
+        assertThat(parse("--jdbc-url", "jdbc:postgresql://127.0.0.1:5432/postgres").problems()).isEmpty();
+    }
+
+    @Test
+    void openLoopRate() {
+        assertThat(parse("--rate", "2000").rate).isEqualTo(2000.0);
+        assertThat(parse("--rate", "-5").problems()).hasSize(1);
+    }
+
+    @Test
+    void unitsAreSplitEvenlyOverTheItems() {
+        List<SaleDriver.Item> c = FlashSaleCommand.catalog("bench", 3, 10, "tag");
+        assertThat(c).extracting(SaleDriver.Item::total).containsExactly(4L, 3L, 3L);
+        assertThat(c).extracting(SaleDriver.Item::itemId).containsExactly("flash-tag-1", "flash-tag-2", "flash-tag-3");
+        assertThat(FlashSaleCommand.catalog("bench", 2, 0, "t")).extracting(SaleDriver.Item::total)
+                .containsExactly(0L, 0L);
+    }
+
+    @Test
+    void hostPort() {
+        assertThat(FlashSaleCommand.isHostPort("127.0.0.1:7400")).isTrue();
+        assertThat(FlashSaleCommand.isHostPort("router.svc:443")).isTrue();
+        assertThat(FlashSaleCommand.isHostPort(":7400")).isFalse();
+        assertThat(FlashSaleCommand.isHostPort("h:")).isFalse();
+        assertThat(FlashSaleCommand.isHostPort("h:70000")).isFalse();
+        assertThat(FlashSaleCommand.isHostPort("h:x")).isFalse();
+    }
+}
