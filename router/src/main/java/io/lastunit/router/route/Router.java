@@ -119,6 +119,11 @@ public final class Router {
         Context previous = ctx.attach();
         try {
             f = call.apply(channels.get(shard.getAddress()), CallOptions.DEFAULT.withDeadline(deadline));
+        } catch (RuntimeException e) {
+            // e.g. the router is closing its channels: the caller gets an answer, never silence.
+            result.completeExceptionally(Failure.retryable(Reason.SHUTTING_DOWN, "router could not call shard "
+                    + shard.getShardId() + ": " + e.getMessage(), Duration.ofMillis(500)));
+            return;
         } finally {
             ctx.detach(previous);
         }
