@@ -7,6 +7,7 @@ import io.grpc.StatusRuntimeException;
 import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
 import io.grpc.stub.MetadataUtils;
 import io.lastunit.admin.cli.CliError;
+import io.lastunit.admin.cli.PlatformDatabases;
 import io.lastunit.admin.cli.InvariantSweep;
 import io.lastunit.admin.cli.JdbcUrls;
 import io.lastunit.admin.cli.ShardProbe;
@@ -182,8 +183,8 @@ public final class FlashSaleCommand implements Callable<Integer> {
                     regionName);
             stdout.flush();
             try {
-                BenchDatabases dbs = closer.add(url == null ? BenchDatabases.embedded(DB_PREFIX)
-                        : BenchDatabases.external(url, jdbcUser(), jdbcPassword(), DB_PREFIX));
+                PlatformDatabases dbs = closer.add(url == null ? PlatformDatabases.embedded(DB_PREFIX)
+                        : PlatformDatabases.external(url, jdbcUser(), jdbcPassword(), DB_PREFIX));
                 platform = closer.add(LocalPlatform.builder(dbs.forShards())
                         .cell(Topology.SHARED_CELL, List.of(regionName), shards()).start());
             } catch (CliError e) {

@@ -28,9 +28,21 @@ public final class AdminCommand implements Callable<Integer> {
             description = "Topology root znode (default ${DEFAULT-VALUE}).")
     String namespace = NAMESPACE_DEFAULT;
 
+    @Option(names = "--shard-trust-certificate", paramLabel = "PEM",
+            description = "CA certificate of shard nodes that serve TLS (default: plaintext to shards).")
+    java.io.File shardTrustCertificate;
+
     @Override
     public Integer call() {
         return LastunitCli.requireSubcommand(spec);
+    }
+
+    /** A probe of the shard nodes, over TLS when --shard-trust-certificate is given. */
+    ShardProbe probe() {
+        if (shardTrustCertificate != null && !shardTrustCertificate.canRead()) {
+            throw CliError.usage("--shard-trust-certificate: cannot read " + shardTrustCertificate);
+        }
+        return new ShardProbe(shardTrustCertificate);
     }
 
     /** Checks --zookeeper and --namespace, then connects (exit 3 when ZooKeeper does not answer). */

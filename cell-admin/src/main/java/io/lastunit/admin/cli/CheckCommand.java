@@ -48,7 +48,7 @@ public final class CheckCommand implements Callable<Integer> {
     public Integer call() throws InterruptedException {
         validate();
         PrintWriter out = spec.commandLine().getOut();
-        try (ZooKeeperSession zk = admin.connect(); ShardProbe probe = new ShardProbe()) {
+        try (ZooKeeperSession zk = admin.connect(); ShardProbe probe = admin.probe()) {
             Topology t = zk.snapshot();
             List<ShardInfo> shards = new ArrayList<>();
             for (Cell c : t.cells()) {

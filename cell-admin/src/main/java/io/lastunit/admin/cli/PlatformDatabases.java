@@ -2,7 +2,7 @@ package io.lastunit.admin.cli;
 
 import io.lastunit.admin.platform.LocalPlatform;
 import io.lastunit.shard.ShardConfig;
-import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
+import io.lastunit.shard.store.EmbeddedDatabase;
 import java.io.IOException;
 import java.sql.Connection;
 import java.sql.DriverManager;
@@ -16,18 +16,19 @@ import java.sql.Statement;
  * absent, either in an embedded PostgreSQL started here (gone on close) or on a server given by
  * a JDBC URL (kept). Not thread-safe; LocalPlatform asks from one thread.
  *
- * <p>The embedded server is started like shard-node's {@code EmbeddedDatabase} (127.0.0.1 only,
- * 200 connections) but without the library's own JVM shutdown hook: on Ctrl-C the command's hook
- * must stop the shard nodes before their database, and JVM hooks run concurrently.
+ * <p>The embedded server is shard-node's {@link EmbeddedDatabase} started without the library's
+ * own JVM shutdown hook: on Ctrl-C the command's hook must stop the shard nodes before their
+ * database, and JVM hooks run concurrently. Used by {@code up}, {@code demo} and the bench's
+ * load generator.
  */
-final class PlatformDatabases implements AutoCloseable {
-    private final EmbeddedPostgres embedded;
+public final class PlatformDatabases implements AutoCloseable {
+    private final EmbeddedDatabase embedded;
     private final String adminUrl;
     private final String user;
     private final String password;
     private final String prefix;
 
-    private PlatformDatabases(EmbeddedPostgres embedded, String adminUrl, String user, String password, String prefix) {
+    private PlatformDatabases(EmbeddedDatabase embedded, String adminUrl, String user, String password, String prefix) {
         this.embedded = embedded;
         this.adminUrl = adminUrl;
         this.user = user;
@@ -36,14 +37,9 @@ final class PlatformDatabases implements AutoCloseable {
     }
 
     /** Starts an embedded PostgreSQL. */
-    static PlatformDatabases embedded(String prefix) {
+    public static PlatformDatabases embedded(String prefix) {
         try {
-            EmbeddedPostgres pg = EmbeddedPostgres.builder()
-                    .setServerConfig("listen_addresses", "127.0.0.1")
-                    .setServerConfig("max_connections", "200")
-                    .setRegisterShutdownHook(false)
-                    .start();
-            return new PlatformDatabases(pg, null, null, null, prefix);
+            return new PlatformDatabases(EmbeddedDatabase.start(false), null, null, null, prefix);
         } catch (IOException | RuntimeException e) {
             throw CliError.failed("could not start the embedded PostgreSQL: " + e.getMessage()
                     + " (or give a server with --jdbc-url)");
@@ -54,7 +50,7 @@ final class PlatformDatabases implements AutoCloseable {
      * A server reached through {@code adminUrl} as {@code user}, who may CREATE DATABASE. Connects
      * once now so that a wrong URL or password fails before anything starts (exit 3).
      */
-    static PlatformDatabases external(String adminUrl, String user, String password, String prefix) {
+    public static PlatformDatabases external(String adminUrl, String user, String password, String prefix) {
         try {
             JdbcUrls.withDatabase(adminUrl, "x");
         } catch (IllegalArgumentException e) {
@@ -74,15 +70,12 @@ final class PlatformDatabases implements AutoCloseable {
         return DriverManager.getConnection(url, user, password);
     }
 
-    LocalPlatform.ShardDatabases forShards() {
+    public LocalPlatform.ShardDatabases forShards() {
         return shardId -> {
             String name = JdbcUrls.databaseFor(prefix, shardId);
             if (embedded != null) {
-                try (Connection c = embedded.getPostgresDatabase().getConnection()) {
-                    createIfAbsent(c, name);
-                }
-                return new ShardConfig.Jdbc("jdbc:postgresql://127.0.0.1:" + embedded.getPort() + "/" + name,
-                        "postgres", "", 0);
+                EmbeddedDatabase.Target t = embedded.createDatabase(name);
+                return new ShardConfig.Jdbc(t.url(), t.user(), t.password(), 0);
             }
             try (Connection c = connect(adminUrl, user, password)) {
                 createIfAbsent(c, name);
@@ -110,9 +103,9 @@ final class PlatformDatabases implements AutoCloseable {
     }
 
     /** For the banner: where the databases are. */
-    String describe() {
+    public String describe() {
         return embedded != null
-                ? "embedded PostgreSQL on 127.0.0.1:" + embedded.getPort() + " (user postgres; data lost on exit)"
+                ? "embedded PostgreSQL on 127.0.0.1:" + embedded.port() + " (user postgres; data lost on exit)"
                 : adminUrl + " as " + user + " (databases " + prefix + "<shard>, kept)";
     }
 

@@ -20,8 +20,8 @@ import java.util.concurrent.TimeUnit;
 import java.util.function.Function;
 
 /**
- * Asks shard nodes directly (the internal {@code ShardService}, plaintext gRPC on the address the
- * topology gives) — all of them in parallel, each under its own deadline. An answer is either a
+ * Asks shard nodes directly (the internal {@code ShardService}, on the address the topology
+ * gives; plaintext, or TLS when a trust certificate is given) — all of them in parallel, each under its own deadline. An answer is either a
  * value or the reason the shard could not be asked. Closes its channels on {@link #close()}. Not
  * thread-safe.
  */
@@ -34,9 +34,31 @@ public final class ShardProbe implements AutoCloseable {
     }
 
     private final Map<String, ManagedChannel> channels = new LinkedHashMap<>();
+    private final java.io.File trustCertificate;
+
+    /** Plaintext to the shard nodes. */
+    public ShardProbe() {
+        this(null);
+    }
+
+    /** @param trustCertificate PEM CA of the shard nodes' certificates, or null for plaintext */
+    public ShardProbe(java.io.File trustCertificate) {
+        this.trustCertificate = trustCertificate;
+    }
 
     private ManagedChannel channel(String address) {
-        return channels.computeIfAbsent(address, a -> NettyChannelBuilder.forTarget(a).usePlaintext().build());
+        return channels.computeIfAbsent(address, a -> {
+            NettyChannelBuilder b = NettyChannelBuilder.forTarget(a);
+            if (trustCertificate == null) {
+                return b.usePlaintext().build();
+            }
+            try {
+                return b.sslContext(io.grpc.netty.shaded.io.grpc.netty.GrpcSslContexts.forClient()
+                        .trustManager(trustCertificate).build()).build();
+            } catch (javax.net.ssl.SSLException e) {
+                throw CliError.usage("--shard-trust-certificate " + trustCertificate + ": " + e.getMessage());
+            }
+        });
     }
 
     /** CheckInvariants on every shard; {@code tenant} and {@code item} may be empty (= all). */

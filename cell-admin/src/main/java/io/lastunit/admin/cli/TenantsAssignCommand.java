@@ -48,7 +48,7 @@ public final class TenantsAssignCommand implements Callable<Integer> {
     public Integer call() throws InterruptedException {
         validate();
         PrintWriter out = spec.commandLine().getOut();
-        try (ZooKeeperSession zk = tenants.admin().connect(); ShardProbe probe = new ShardProbe()) {
+        try (ZooKeeperSession zk = tenants.admin().connect(); ShardProbe probe = tenants.admin().probe()) {
             List<Cell> cells = zk.call(() -> zk.store().cells());
             if (cells.stream().noneMatch(c -> c.getName().equals(cell))) {
                 throw CliError.usage("unknown cell " + cell + "; the cells are "

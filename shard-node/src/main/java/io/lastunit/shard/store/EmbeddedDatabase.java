@@ -19,9 +19,19 @@ public final class EmbeddedDatabase implements AutoCloseable {
     }
 
     public static EmbeddedDatabase start() throws IOException {
+        return start(true);
+    }
+
+    /**
+     * @param shutdownHook whether the library stops the server from its own JVM shutdown hook;
+     *                     a caller whose hook must stop services before their database passes
+     *                     false and closes this itself (JVM hooks run concurrently)
+     */
+    public static EmbeddedDatabase start(boolean shutdownHook) throws IOException {
         return new EmbeddedDatabase(EmbeddedPostgres.builder()
                 .setServerConfig("listen_addresses", "127.0.0.1")
                 .setServerConfig("max_connections", "200")
+                .setRegisterShutdownHook(shutdownHook)
                 .start());
     }
 
