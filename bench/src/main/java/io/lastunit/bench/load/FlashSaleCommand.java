@@ -7,6 +7,7 @@ import io.grpc.StatusRuntimeException;
 import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
 import io.grpc.stub.MetadataUtils;
 import io.lastunit.admin.cli.CliError;
+import io.lastunit.admin.cli.Closer;
 import io.lastunit.admin.cli.PlatformDatabases;
 import io.lastunit.admin.cli.InvariantSweep;
 import io.lastunit.admin.cli.JdbcUrls;

@@ -4,15 +4,15 @@ import java.util.ArrayDeque;
 import java.util.Deque;
 
 /**
- * What a command started, closed in reverse order exactly once — from the command itself or from
+ * What a command (or the bench's load generator) started, closed in reverse order exactly once — from the command itself or from
  * a shutdown hook (Ctrl-C), whichever comes first. Thread-safe.
  */
-final class Closer implements AutoCloseable {
+public final class Closer implements AutoCloseable {
     private final Deque<AutoCloseable> started = new ArrayDeque<>();
     private boolean closed;
 
     /** Registers {@code c}; when already closed (Ctrl-C during start), closes it at once. */
-    synchronized <T extends AutoCloseable> T add(T c) {
+    public synchronized <T extends AutoCloseable> T add(T c) {
         if (closed) {
             closeQuietly(c);
             throw new CliError(ExitCodes.FAILED, "stopped while starting");
