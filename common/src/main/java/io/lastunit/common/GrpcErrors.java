@@ -77,6 +77,25 @@ public final class GrpcErrors {
         return Optional.empty();
     }
 
+    /** The RetryInfo delay a status carries, in milliseconds, or 0 when it carries none. */
+    public static long retryAfterMs(Throwable t) {
+        com.google.rpc.Status status = StatusProto.fromThrowable(t);
+        if (status == null) {
+            return 0;
+        }
+        for (Any detail : status.getDetailsList()) {
+            if (detail.is(RetryInfo.class)) {
+                try {
+                    com.google.protobuf.Duration d = detail.unpack(RetryInfo.class).getRetryDelay();
+                    return d.getSeconds() * 1_000 + d.getNanos() / 1_000_000;
+                } catch (com.google.protobuf.InvalidProtocolBufferException e) {
+                    return 0;
+                }
+            }
+        }
+        return 0;
+    }
+
     private static Throwable unwrap(Throwable t) {
         Throwable c = t;
         while ((c instanceof java.util.concurrent.CompletionException

@@ -49,21 +49,7 @@ final class Outcomes {
 
     /** The server's RetryInfo delay in milliseconds, or 0. */
     static long retryAfterMs(Throwable t) {
-        com.google.rpc.Status st = StatusProto.fromThrowable(t);
-        if (st == null) {
-            return 0;
-        }
-        for (com.google.protobuf.Any any : st.getDetailsList()) {
-            if (any.is(RetryInfo.class)) {
-                try {
-                    var d = any.unpack(RetryInfo.class).getRetryDelay();
-                    return d.getSeconds() * 1_000 + d.getNanos() / 1_000_000;
-                } catch (com.google.protobuf.InvalidProtocolBufferException e) {
-                    return 0;
-                }
-            }
-        }
-        return 0;
+        return io.lastunit.common.GrpcErrors.retryAfterMs(t);
     }
 
     /** A failure in one line: {@code CODE (REASON): description}, or the exception's message. */

@@ -7,7 +7,6 @@ import com.google.common.util.concurrent.MoreExecutors;
 import com.google.rpc.RetryInfo;
 import io.grpc.Channel;
 import io.grpc.Status;
-import io.grpc.protobuf.StatusProto;
 import io.lastunit.api.inventory.v1.ConfirmRequest;
 import io.lastunit.api.inventory.v1.InventoryServiceGrpc;
 import io.lastunit.api.inventory.v1.ReserveOutcome;
@@ -207,21 +206,7 @@ public final class FlashSale {
 
     /** The server's RetryInfo delay, or 0. */
     static long retryAfterMs(Throwable t) {
-        com.google.rpc.Status st = StatusProto.fromThrowable(t);
-        if (st == null) {
-            return 0;
-        }
-        for (com.google.protobuf.Any any : st.getDetailsList()) {
-            if (any.is(RetryInfo.class)) {
-                try {
-                    var d = any.unpack(RetryInfo.class).getRetryDelay();
-                    return d.getSeconds() * 1_000 + d.getNanos() / 1_000_000;
-                } catch (com.google.protobuf.InvalidProtocolBufferException e) {
-                    return 0;
-                }
-            }
-        }
-        return 0;
+        return io.lastunit.common.GrpcErrors.retryAfterMs(t);
     }
 
     static String describe(Throwable t) {
