@@ -344,8 +344,8 @@ final class Batch {
             accepted.add(r);
         }
         resolveMaybeSoldOut(maybeSoldOut, lookups);
-        Map<String, ReserveResponse> byKey = answerLookups(lookups);
-        Redo redo = insertHolds(accepted, byKey);
+        answerLookups(lookups);
+        Redo redo = insertHolds(accepted);
         if (redo != null) {
             return redo;
         }
@@ -417,9 +417,9 @@ final class Batch {
     }
 
     /** Retried keys: the same request gets its original hold back; other parameters are refused. */
-    private Map<String, ReserveResponse> answerLookups(List<Op.Reserve> lookups) throws SQLException {
+    private void answerLookups(List<Op.Reserve> lookups) throws SQLException {
         if (lookups.isEmpty()) {
-            return Map.of();
+            return;
         }
         Map<String, HoldRow> rows = new HashMap<>();
         for (HoldRow h : store.readHoldsByKey(c(),
@@ -443,10 +443,9 @@ final class Batch {
                         + "; this request differs"));
             }
         }
-        return Map.of();
     }
 
-    private Redo insertHolds(List<Op.Reserve> accepted, Map<String, ReserveResponse> unused) throws SQLException {
+    private Redo insertHolds(List<Op.Reserve> accepted) throws SQLException {
         if (accepted.isEmpty()) {
             return null;
         }
