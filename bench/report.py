@@ -16,6 +16,8 @@ def score(name):
     path = os.path.join(raw, name + ".json")
     with open(path) as f:
         data = json.load(f)
+    if len(data) != 1:
+        sys.exit(f"{path}: expected one benchmark result, found {len(data)} (pin its @Params in bench/run)")
     m = data[0]["primaryMetric"]
     return m["score"], m["scoreError"]
 

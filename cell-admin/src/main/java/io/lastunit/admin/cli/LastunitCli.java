@@ -34,15 +34,28 @@ public final class LastunitCli implements Callable<Integer> {
     static final String LOGBACK_CONFIG = "lastunit-cli-logback.xml";
 
     public static void main(String[] args) {
-        if (System.getProperty("logback.configurationFile") == null) {
-            System.setProperty("logback.configurationFile", LOGBACK_CONFIG);
-        }
+        useCliLogging();
         System.exit(commandLine().execute(args));
     }
 
     /** The command line with lastunit's error handling; tests swap its out and err writers. */
     public static CommandLine commandLine() {
-        CommandLine cl = new CommandLine(new LastunitCli());
+        return withErrorHandling(new CommandLine(new LastunitCli()));
+    }
+
+    /** Quiet logging for command-line use (stderr, WARN), unless configured otherwise. Any lastunit CLI. */
+    public static void useCliLogging() {
+        if (System.getProperty("logback.configurationFile") == null) {
+            System.setProperty("logback.configurationFile", LOGBACK_CONFIG);
+        }
+    }
+
+    /**
+     * lastunit's error handling for any picocli command line: bad options print one
+     * {@code error:} line and a hint (exit 2); a {@link CliError} prints its message with its exit
+     * code; anything else is a bug and prints its stack trace (exit 1).
+     */
+    public static CommandLine withErrorHandling(CommandLine cl) {
         cl.setParameterExceptionHandler(LastunitCli::onBadParameters);
         cl.setExecutionExceptionHandler(LastunitCli::onError);
         return cl;
