@@ -19,7 +19,7 @@ import java.util.Set;
  * @param holdTtlMinMs        shortest hold TTL a request may ask for
  * @param holdTtlMaxMs        longest hold TTL (and longest extend_by) an item may set
  * @param holdTtlDefaultMs    the hold TTL of an item that does not set one
- * @param bucketCountMax      most escrow buckets per item (1 until buckets land)
+ * @param bucketCountMax      most escrow buckets per item in one region
  * @param regions             the regions this deployment serves; anything else is refused
  */
 public record Limits(
@@ -39,7 +39,7 @@ public record Limits(
     /** The platform defaults, serving the given regions. */
     public static Limits defaults(Set<String> regions) {
         return new Limits(64, 128, 128, 32, 100, 1_000_000_000L, 100_000,
-                1_000L, 86_400_000L, 600_000L, 1, regions);
+                1_000L, 86_400_000L, 600_000L, 64, regions);
     }
 
     public Limits {

@@ -49,6 +49,18 @@ public enum Reason {
     MOVED(Status.Code.ABORTED),
     /** The node is shutting down: retry (on another node). */
     SHUTTING_DOWN(Status.Code.UNAVAILABLE),
+    /**
+     * The item collapsed to its home region (metadata {@code home_region}): this region's shard
+     * recorded the key as FORWARDED; the router re-sends the Reserve to the home region.
+     */
+    FORWARDED(Status.Code.ABORTED),
+    /** This bucket-balancer is a standby: call the leader (its address is in ZooKeeper). */
+    NOT_LEADER(Status.Code.UNAVAILABLE),
+    /**
+     * A region ran dry and no balancer leader answered a pull within the bounded wait: retry.
+     * Never a SOLD_OUT while another region may still have stock.
+     */
+    BALANCER_UNAVAILABLE(Status.Code.UNAVAILABLE),
     /** An invariant was found broken while applying a batch; the lane refused to go on. */
     INVARIANT_BROKEN(Status.Code.INTERNAL);
 

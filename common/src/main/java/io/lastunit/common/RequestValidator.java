@@ -57,18 +57,35 @@ public final class RequestValidator {
             throw Failure.invalid("bucket_count",
                     "is " + r.getBucketCount() + ", must be within [0, " + limits.bucketCountMax() + "] (0 = default)");
         }
-        if (r.getRegionQuotasCount() > 1) {
-            throw Failure.invalid("region_quotas", "has " + r.getRegionQuotasCount()
-                    + " entries; per-region quotas are not supported yet: give at most one, for home_region");
+        if (r.getRegionQuotasCount() > REGION_QUOTAS_MAX) {
+            throw Failure.invalid("region_quotas", "has " + r.getRegionQuotasCount() + " entries, at most "
+                    + REGION_QUOTAS_MAX);
         }
-        for (RegionQuota q : r.getRegionQuotasList()) {
-            region("region_quotas.region", q.getRegion());
-            if (!q.getRegion().equals(r.getHomeRegion()) || q.getQuantity() != r.getTotal()) {
-                throw Failure.invalid("region_quotas", "region=" + q.getRegion() + " quantity=" + q.getQuantity()
-                        + ": the only quota accepted is home_region=" + r.getHomeRegion() + " quantity=" + r.getTotal());
+        if (r.getRegionQuotasCount() > 0) {
+            java.util.Set<String> seen = new java.util.HashSet<>();
+            long sum = 0;
+            for (RegionQuota q : r.getRegionQuotasList()) {
+                region("region_quotas.region", q.getRegion());
+                if (!seen.add(q.getRegion())) {
+                    throw Failure.invalid("region_quotas.region", "'" + q.getRegion() + "' appears twice");
+                }
+                if (q.getQuantity() < 0 || q.getQuantity() > limits.itemTotalMax()) {
+                    throw Failure.invalid("region_quotas.quantity", "is " + q.getQuantity() + " for region "
+                            + q.getRegion() + ", must be within [0, " + limits.itemTotalMax() + "]");
+                }
+                sum += q.getQuantity();
+            }
+            if (!seen.contains(r.getHomeRegion())) {
+                throw Failure.invalid("region_quotas", "has no entry for home_region " + r.getHomeRegion());
+            }
+            if (sum != r.getTotal()) {
+                throw Failure.invalid("region_quotas", "quantities sum to " + sum + ", total is " + r.getTotal());
             }
         }
     }
+
+    /** Most entries in CreateItem.region_quotas. */
+    public static final int REGION_QUOTAS_MAX = 16;
 
     public void restock(RestockRequest r) {
         tenant(r.getTenantId());
