@@ -11,6 +11,8 @@ import io.grpc.Status;
 public enum Reason {
     /** A request field is empty, too long, out of bounds or names an unknown region. */
     INVALID_FIELD(Status.Code.INVALID_ARGUMENT),
+    /** No record of this transfer on the shard (CompleteTransfer before TransferOut). */
+    TRANSFER_NOT_FOUND(Status.Code.NOT_FOUND),
     /** The tenant has no such item (on this shard). */
     ITEM_NOT_FOUND(Status.Code.NOT_FOUND),
     /** No such hold. */

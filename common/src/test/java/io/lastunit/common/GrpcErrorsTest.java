@@ -43,6 +43,7 @@ class GrpcErrorsTest {
     @ParameterizedTest(name = "{0} -> {1}")
     @CsvSource({
         "INVALID_FIELD, INVALID_ARGUMENT",
+        "TRANSFER_NOT_FOUND, NOT_FOUND",
         "ITEM_NOT_FOUND, NOT_FOUND",
         "HOLD_NOT_FOUND, NOT_FOUND",
         "ITEM_EXISTS, ALREADY_EXISTS",
@@ -74,7 +75,7 @@ class GrpcErrorsTest {
     @Test
     void reasonNamesAndDomain_areStableApi() {
         assertThat(Reason.values()).extracting(Reason::name).containsExactly(
-                "INVALID_FIELD", "ITEM_NOT_FOUND", "HOLD_NOT_FOUND", "ITEM_EXISTS", "IDEMPOTENCY_KEY_REUSED",
+                "INVALID_FIELD", "TRANSFER_NOT_FOUND", "ITEM_NOT_FOUND", "HOLD_NOT_FOUND", "ITEM_EXISTS", "IDEMPOTENCY_KEY_REUSED",
                 "HOLD_NOT_HELD", "HOLD_ALREADY_EXTENDED", "ORDER_REF_MISMATCH", "ITEM_NOT_ACTIVE", "UNAUTHENTICATED",
                 "PERMISSION_DENIED", "RATE_LIMITED", "ITEM_BUSY", "QUEUE_FULL",
                 "STORE_UNAVAILABLE", "TENANT_MOVING", "SHARD_UNAVAILABLE", "TOPOLOGY_UNAVAILABLE", "MOVED", "SHUTTING_DOWN", "FORWARDED", "NOT_LEADER", "BALANCER_UNAVAILABLE", "INVARIANT_BROKEN");

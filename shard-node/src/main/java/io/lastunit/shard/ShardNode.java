@@ -95,10 +95,12 @@ public final class ShardNode implements AutoCloseable {
             builder.sslContext(io.grpc.netty.shaded.io.grpc.netty.GrpcSslContexts
                     .forServer(config.tls().certificate(), config.tls().key()).build());
         }
+        PlacementGuard guard = placement;
         server = builder
                 .directExecutor()
                 .addService(inventory = new InventoryGrpcService(validator, engine, reads, placement))
-                .addService(new ShardGrpcService(validator, checker, reads, config.shardId()))
+                .addService(new ShardGrpcService(validator, checker, reads, config.shardId(), engine,
+                        () -> guard.regionOr("", config.limits().regions().iterator().next())))
                 .addService(health.getHealthService())
                 .permitKeepAliveTime(10, TimeUnit.SECONDS)
                 .permitKeepAliveWithoutCalls(true)

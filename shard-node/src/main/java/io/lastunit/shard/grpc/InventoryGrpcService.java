@@ -60,8 +60,12 @@ public final class InventoryGrpcService extends InventoryServiceGrpc.InventorySe
         try {
             calls.incrementAndGet();
             validator.createItem(request);
-            placement.check(request.getTenantId(), request.getItemId(), request.getHomeRegion());
-            Replies.send(engine.createItem(request), r -> r, out);
+            // With region quotas the router sends CreateItem to each quota region's shard, and each
+            // takes its own quota; without, the item lives in its home region only.
+            String region = request.getRegionQuotasCount() == 0 ? request.getHomeRegion()
+                    : placement.regionOr("", defaultRegion);
+            placement.check(request.getTenantId(), request.getItemId(), region);
+            Replies.send(engine.createItem(request, region), r -> r, out);
         } catch (Failure f) {
             Replies.fail(f, out);
         }

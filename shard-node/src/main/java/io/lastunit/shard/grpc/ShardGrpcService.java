@@ -8,21 +8,170 @@ import io.lastunit.api.shard.v1.InvariantReport;
 import io.lastunit.api.shard.v1.ShardServiceGrpc;
 import io.lastunit.common.Failure;
 import io.lastunit.common.RequestValidator;
+import io.lastunit.api.shard.v1.CompleteTransferRequest;
+import io.lastunit.api.shard.v1.ItemLevel;
+import io.lastunit.api.shard.v1.ListLevelsRequest;
+import io.lastunit.api.shard.v1.ListLevelsResponse;
+import io.lastunit.api.shard.v1.ListTransfersRequest;
+import io.lastunit.api.shard.v1.ListTransfersResponse;
+import io.lastunit.api.shard.v1.Transfer;
+import io.lastunit.api.shard.v1.TransferInRequest;
+import io.lastunit.api.shard.v1.TransferOutRequest;
+import io.lastunit.common.Limits;
+import io.lastunit.common.Reason;
+import io.lastunit.shard.lane.LaneEngine;
 import io.lastunit.shard.store.InvariantChecker;
 import io.lastunit.shard.store.ReadPool;
+import io.lastunit.shard.store.TransferStore;
+import java.util.function.Supplier;
 
-/** The internal shard API: the on-demand invariant check. An adapter only. */
+/**
+ * The internal shard API: the invariant check, item counts, stock levels and the three steps
+ * of the demarcation protocol (DESIGN §7). An adapter: steps 1 and 2 run in bucket 0's lane of
+ * the item, reads and step 3 on the read pool.
+ */
 public final class ShardGrpcService extends ShardServiceGrpc.ShardServiceImplBase {
+    /** Longest transfer id. */
+    public static final int TRANSFER_ID_LENGTH_MAX = 64;
+    /** Most records one ListTransfers answers. */
+    public static final int LIST_TRANSFERS_MAX = 10_000;
+
     private final RequestValidator validator;
     private final InvariantChecker checker;
     private final ReadPool reads;
     private final String shardId;
+    private final LaneEngine engine;
+    private final Supplier<String> region;
+    private final TransferStore transfers = new TransferStore();
 
-    public ShardGrpcService(RequestValidator validator, InvariantChecker checker, ReadPool reads, String shardId) {
+    public ShardGrpcService(RequestValidator validator, InvariantChecker checker, ReadPool reads, String shardId,
+                            LaneEngine engine, Supplier<String> region) {
         this.validator = validator;
         this.checker = checker;
         this.reads = reads;
         this.shardId = shardId;
+        this.engine = engine;
+        this.region = region;
+    }
+
+    @Override
+    public void listLevels(ListLevelsRequest request, StreamObserver<ListLevelsResponse> out) {
+        try {
+            filter(request.getTenantId(), request.getItemId());
+            String here = region.get();
+            Replies.send(reads.submit(c -> transfers.levels(c, request.getTenantId(), request.getItemId())), rows -> {
+                ListLevelsResponse.Builder b = ListLevelsResponse.newBuilder().setShardId(shardId).setRegion(here);
+                for (ItemLevel.Builder l : rows) {
+                    long[] demand = engine.demand(l.getTenantId(), l.getItemId());
+                    b.addItems(l.setRegion(here).setReserves(demand[0]).setSoldOuts(demand[1]));
+                }
+                return b.build();
+            }, out);
+        } catch (Failure f) {
+            Replies.fail(f, out);
+        }
+    }
+
+    @Override
+    public void transferOut(TransferOutRequest r, StreamObserver<Transfer> out) {
+        try {
+            transferId(r.getTransferId());
+            validator.tenant(r.getTenantId());
+            validator.item(r.getItemId());
+            peer(r.getPeerShardId());
+            if (r.getMaxQuantity() < 1 || r.getMaxQuantity() > validator.limits().itemTotalMax()) {
+                throw Failure.invalid("max_quantity", "is " + r.getMaxQuantity() + ", must be within [1, "
+                        + validator.limits().itemTotalMax() + "]");
+            }
+            if (r.getMinQuantity() < 0 || r.getMinQuantity() > r.getMaxQuantity()) {
+                throw Failure.invalid("min_quantity", "is " + r.getMinQuantity() + ", must be within [0, max_quantity="
+                        + r.getMaxQuantity() + "]");
+            }
+            Replies.send(engine.transferOut(r), t -> t, out);
+        } catch (Failure f) {
+            Replies.fail(f, out);
+        }
+    }
+
+    @Override
+    public void transferIn(TransferInRequest r, StreamObserver<Transfer> out) {
+        try {
+            transferId(r.getTransferId());
+            validator.tenant(r.getTenantId());
+            validator.item(r.getItemId());
+            peer(r.getPeerShardId());
+            if (r.getQuantity() < 1 || r.getQuantity() > validator.limits().itemTotalMax()) {
+                throw Failure.invalid("quantity", "is " + r.getQuantity() + ", must be within [1, "
+                        + validator.limits().itemTotalMax() + "]");
+            }
+            Replies.send(engine.transferIn(r), t -> t, out);
+        } catch (Failure f) {
+            Replies.fail(f, out);
+        }
+    }
+
+    @Override
+    public void completeTransfer(CompleteTransferRequest r, StreamObserver<Transfer> out) {
+        try {
+            transferId(r.getTransferId());
+            Replies.send(reads.submit(c -> transfers.complete(c, r.getTransferId())), t -> {
+                if (t == null) {
+                    throw Failure.of(Reason.TRANSFER_NOT_FOUND, "no OUT record of transfer " + r.getTransferId()
+                            + " on shard " + shardId);
+                }
+                return t;
+            }, out);
+        } catch (Failure f) {
+            Replies.fail(f, out);
+        }
+    }
+
+    @Override
+    public void listTransfers(ListTransfersRequest r, StreamObserver<ListTransfersResponse> out) {
+        try {
+            if (r.getTransferIdsCount() > LIST_TRANSFERS_MAX) {
+                throw Failure.invalid("transfer_ids", "has " + r.getTransferIdsCount() + " entries, at most "
+                        + LIST_TRANSFERS_MAX);
+            }
+            for (String id : r.getTransferIdsList()) {
+                transferId(id);
+            }
+            Replies.send(reads.submit(c -> transfers.list(c, r.getTransferIdsList(), LIST_TRANSFERS_MAX)),
+                    list -> ListTransfersResponse.newBuilder().setShardId(shardId).addAllTransfers(list).build(), out);
+        } catch (Failure f) {
+            Replies.fail(f, out);
+        }
+    }
+
+    private static void transferId(String id) {
+        if (id.isEmpty()) {
+            throw Failure.invalid("transfer_id", "is required");
+        }
+        if (!Limits.isId(id, TRANSFER_ID_LENGTH_MAX)) {
+            throw Failure.invalid("transfer_id", "must be 1.." + TRANSFER_ID_LENGTH_MAX
+                    + " printable ASCII characters without spaces");
+        }
+    }
+
+    private static void peer(String id) {
+        if (id.isEmpty()) {
+            throw Failure.invalid("peer_shard_id", "is required");
+        }
+        if (!Limits.isId(id, 64)) {
+            throw Failure.invalid("peer_shard_id", "must be 1..64 printable ASCII characters without spaces");
+        }
+    }
+
+    private void filter(String tenant, String item) {
+        if (!tenant.isEmpty()) {
+            validator.tenant(tenant);
+        }
+        if (!item.isEmpty()) {
+            if (tenant.isEmpty()) {
+                throw Failure.invalid("tenant_id", "is required when item_id is given");
+            }
+            validator.item(item);
+        }
     }
 
     @Override

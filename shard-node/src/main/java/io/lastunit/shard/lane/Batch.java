@@ -42,6 +42,12 @@ final class Batch {
 
     /** Counter changes of one bucket within this batch. */
     private static final class Delta {
+        /** Allotment moved in by borrowing from a sibling. */
+        long allotment;
+        /** Units borrowed from siblings in this batch (in available and allotment). */
+        long borrowed;
+        /** Units lent to a sibling of this lane in this batch (already taken by the borrow statement). */
+        long lent;
         long available;
         long held;
         long sold;
@@ -64,6 +70,14 @@ final class Batch {
     private final List<Runnable> completions = new ArrayList<>();
     private final List<LaneStore.BucketRow> bucketRows = new ArrayList<>();
     private final Map<BucketKey, Long> recomputedDue = new HashMap<>();
+    /** Lender rows after a borrow, published after the commit (before the final bucket rows). */
+    private final List<LaneStore.BucketRow> lenderRows = new ArrayList<>();
+    /** Reserves that belong to another bucket's lane, sent there after the commit. */
+    private final List<Map.Entry<Op.Reserve, Integer>> reroutes = new ArrayList<>();
+    /** Reserves for an item collapsed to its home region, to be recorded FORWARDED. */
+    private final List<Op.Reserve> forwards = new ArrayList<>();
+    /** Reserves decided and SOLD_OUTs answered per item, added to the item's counters after the commit. */
+    private final Map<ItemRoute, long[]> demand = new java.util.IdentityHashMap<>();
 
     Batch(Lane lane, LazyConnection conn, List<Op> ops, Set<String> keysElsewhere) {
         this.lane = lane;
@@ -316,16 +330,37 @@ final class Batch {
                 lookups.add(r);
                 continue;
             }
+            ItemRoute route = lane.route(r.bucket());
+            int target = route == null ? r.bucket().bucketNo() : route.bucketFor(q.getIdempotencyKey());
+            if (target != r.bucket().bucketNo()) {
+                reroutes.add(Map.entry(r, target));
+                continue;
+            }
+            if (route != null) {
+                demand.computeIfAbsent(route, x -> new long[2])[0]++;
+            }
             if (!item.active()) {
                 fail(r, Failure.retryable(Reason.ITEM_NOT_ACTIVE, "item " + q.getTenantId() + "/" + q.getItemId()
                         + " is " + item.state(), lane.retryAfter()));
                 continue;
             }
+            if (route != null && route.regionCollapsed && !route.isHome(q.getRegion())) {
+                forwards.add(r);
+                continue;
+            }
             Delta d = delta(r.bucket());
-            long remaining = b.available + d.credited - d.taken;
+            long remaining = remaining(b, d);
+            if (remaining < q.getQuantity() && route != null && route.bucketCount > 1) {
+                int outcome = borrow(b, d, route, q.getQuantity() - remaining);
+                if (outcome == WAIT_FOR_SWEEP) {
+                    lane.carryOver(r);
+                    continue;
+                }
+                remaining = remaining(b, d);
+            }
             if (remaining < q.getQuantity()) {
                 if (b.keysComplete()) {
-                    answer(r, ReserveResponse.newBuilder().setOutcome(ReserveOutcome.SOLD_OUT).build());
+                    soldOut(r, route);
                 } else {
                     maybeSoldOut.add(r);
                 }
@@ -345,7 +380,11 @@ final class Batch {
         }
         resolveMaybeSoldOut(maybeSoldOut, lookups);
         answerLookups(lookups);
-        Redo redo = insertHolds(accepted);
+        Redo redo = insertForwarded();
+        if (redo != null) {
+            return redo;
+        }
+        redo = insertHolds(accepted);
         if (redo != null) {
             return redo;
         }
@@ -369,6 +408,144 @@ final class Batch {
 
     private void answer(Op.Reserve r, ReserveResponse resp) {
         completions.add(() -> r.future().complete(resp));
+    }
+
+    private static long remaining(BucketState b, Delta d) {
+        return b.available + d.credited + d.borrowed - d.lent - d.taken;
+    }
+
+    /**
+     * SOLD_OUT: no bucket of the item on this shard has the units. For an item sold in several
+     * regions that has not collapsed home, only this region is out: say so, and the router pulls
+     * stock in through the balancer.
+     */
+    private void soldOut(Op.Reserve r, ItemRoute route) {
+        boolean regionDry = route != null && route.multiRegion() && !route.regionCollapsed;
+        if (route != null) {
+            demand.computeIfAbsent(route, x -> new long[2])[1]++;
+        }
+        answer(r, ReserveResponse.newBuilder().setOutcome(ReserveOutcome.SOLD_OUT).setRegionDry(regionDry).build());
+    }
+
+    private static final int BORROWED = 0;
+    private static final int NOTHING = 1;
+    private static final int WAIT_FOR_SWEEP = 2;
+
+    /**
+     * A dry bucket borrows from its richest sibling (DESIGN §5), in this transaction: the sibling's
+     * available and allotment drop in one conditional statement, this bucket's rise with the
+     * final bucket update. It takes what it needs and at least half of what the sibling shows,
+     * so buckets even out and borrowing stays rare. With no sibling showing stock but one holding
+     * expired holds, that bucket's lane is asked to sweep and the reserve waits one batch.
+     */
+    private int borrow(BucketState b, Delta d, ItemRoute route, long need) throws SQLException {
+        BucketKey k = b.key;
+        Set<Integer> tried = new java.util.HashSet<>();
+        for (int attempt = 0; attempt < route.bucketCount; attempt++) {
+            int s = richestUntried(route, k.bucketNo(), tried);
+            if (s < 0) {
+                break;
+            }
+            tried.add(s);
+            BucketKey sk = new BucketKey(k.tenantId(), k.itemId(), s);
+            BucketState local = lane.cached(sk);
+            Delta sd = deltas.get(sk);
+            long shown = route.available(s);
+            if (local != null && sd != null) {
+                shown = Math.min(shown, remaining(local, sd));
+            }
+            if (shown < need) {
+                continue;
+            }
+            LaneStore.Borrowed got = store.borrow(c(), k.tenantId(), k.itemId(), s, need, Math.max(need, shown / 2));
+            if (got == null) {
+                continue;
+            }
+            d.borrowed += got.units();
+            d.available += got.units();
+            d.allotment += got.units();
+            if (sd != null) {
+                sd.lent += got.units();
+            } else if (local != null) {
+                delta(sk).lent += got.units();
+            }
+            lenderRows.add(got.lender());
+            return BORROWED;
+        }
+        int due = route.siblingDue(k.bucketNo(), lane.dbNowMicros());
+        if (due >= 0) {
+            lane.engine().sweep(k.tenantId(), k.itemId(), due);
+            return WAIT_FOR_SWEEP;
+        }
+        return NOTHING;
+    }
+
+    private static int richestUntried(ItemRoute route, int except, Set<Integer> tried) {
+        int best = -1;
+        long most = 0;
+        for (int x = 0; x < route.bucketCount; x++) {
+            long a = route.available(x);
+            if (x != except && !tried.contains(x) && a > most) {
+                most = a;
+                best = x;
+            }
+        }
+        return best;
+    }
+
+    /** Records the keys of Reserves for an item collapsed home as FORWARDED and answers FORWARDED. */
+    private Redo insertForwarded() throws SQLException {
+        if (forwards.isEmpty()) {
+            return null;
+        }
+        int n = forwards.size();
+        UUID[] ids = new UUID[n];
+        String[] t = new String[n];
+        String[] i = new String[n];
+        String[] rg = new String[n];
+        Integer[] qty = new Integer[n];
+        String[] buyer = new String[n];
+        String[] key = new String[n];
+        String[] fp = new String[n];
+        long nowMillis = lane.dbNowMicros() / 1000;
+        for (int x = 0; x < n; x++) {
+            var q = forwards.get(x).request();
+            ids[x] = HoldId.create(q.getTenantId(), q.getItemId(), q.getRegion(), 0, nowMillis).uuid();
+            t[x] = q.getTenantId();
+            i[x] = q.getItemId();
+            rg[x] = q.getRegion();
+            qty[x] = q.getQuantity();
+            buyer[x] = q.getBuyerId();
+            key[x] = q.getIdempotencyKey();
+            fp[x] = forwards.get(x).fingerprint();
+        }
+        List<HoldRow> inserted = store.insertForwarded(c(), ids, t, i, rg, qty, buyer, key, fp);
+        if (inserted.size() != n) {
+            Set<String> placed = new java.util.HashSet<>();
+            for (HoldRow h : inserted) {
+                placed.add(h.tenantId() + '\0' + h.idempotencyKey());
+            }
+            Set<String> elsewhere = new java.util.HashSet<>();
+            for (int x = 0; x < n; x++) {
+                if (!placed.contains(t[x] + '\0' + key[x])) {
+                    elsewhere.add(t[x] + '\0' + key[x]);
+                }
+            }
+            return new Redo(elsewhere.size() + " idempotency keys already in use", Set.of(), elsewhere);
+        }
+        for (Op.Reserve r : forwards) {
+            delta(r.bucket()).newKeys.add(r.request().getIdempotencyKey());
+            fail(r, forwarded(r));
+        }
+        return null;
+    }
+
+    private Failure forwarded(Op.Reserve r) {
+        ItemRoute route = lane.route(r.bucket());
+        String home = route != null ? route.homeRegion : lane.cached(r.bucket()).item.homeRegion();
+        var q = r.request();
+        return Failure.of(Reason.FORWARDED, "item " + q.getTenantId() + "/" + q.getItemId()
+                + " collapsed to its home region " + home + "; reserve there", Map.of("home_region", home));
     }
 
     private Map<String, Long> readUsage(List<Op.Reserve> reserves) throws SQLException {
@@ -435,6 +612,8 @@ final class Batch {
                 // decide it afresh next batch.
                 keysElsewhere.remove(q.getTenantId() + '\0' + q.getIdempotencyKey());
                 lane.carryOver(r);
+            } else if (h.fingerprint().equals(r.fingerprint()) && "FORWARDED".equals(h.state())) {
+                fail(r, forwarded(r));
             } else if (h.fingerprint().equals(r.fingerprint())) {
                 answer(r, ReserveResponse.newBuilder().setOutcome(ReserveOutcome.RESERVED).setHold(h.toProto()).build());
             } else {
@@ -541,7 +720,7 @@ final class Batch {
         List<BucketKey> keys = new ArrayList<>();
         for (Map.Entry<BucketKey, Delta> e : deltas.entrySet()) {
             Delta d = e.getValue();
-            if (d.available != 0 || d.held != 0 || d.sold != 0) {
+            if (d.available != 0 || d.held != 0 || d.sold != 0 || d.allotment != 0) {
                 keys.add(e.getKey());
             }
         }
@@ -552,20 +731,24 @@ final class Batch {
         String[] t = new String[n];
         String[] i = new String[n];
         Integer[] bn = new Integer[n];
+        Long[] dal = new Long[n];
         Long[] da = new Long[n];
         Long[] dh = new Long[n];
         Long[] ds = new Long[n];
+        Long[] tk = new Long[n];
         for (int x = 0; x < n; x++) {
             BucketKey k = keys.get(x);
             Delta d = deltas.get(k);
             t[x] = k.tenantId();
             i[x] = k.itemId();
             bn[x] = k.bucketNo();
+            dal[x] = d.allotment;
             da[x] = d.available;
             dh[x] = d.held;
             ds[x] = d.sold;
+            tk[x] = d.taken;
         }
-        List<LaneStore.BucketRow> rows = store.applyBucketDeltas(c(), t, i, bn, da, dh, ds);
+        List<LaneStore.BucketRow> rows = store.applyBucketDeltas(c(), t, i, bn, dal, da, dh, ds, tk);
         if (rows.size() != n) {
             Set<BucketKey> stale = new java.util.HashSet<>(keys);
             for (LaneStore.BucketRow r : rows) {
@@ -578,12 +761,27 @@ final class Batch {
         return null;
     }
 
+    /** Below the low-water mark, an item with several open buckets collapses into bucket 0 (once). */
+    private void maybeCollapse(ItemRoute route) {
+        if (route.open().length > 1 && route.availableSum() < lane.config().collapseBelow()
+                && route.collapsing.compareAndSet(false, true)) {
+            lane.engine().collapse(route.tenantId, route.itemId);
+        }
+    }
+
     /** After the commit: refresh the cache from what the database returned, then answer every caller. */
     void publish() {
-        for (LaneStore.BucketRow r : bucketRows) {
-            BucketState b = lane.cached(new BucketKey(r.tenantId(), r.itemId(), r.bucketNo()));
+        List<LaneStore.BucketRow> all = new ArrayList<>(lenderRows);
+        all.addAll(bucketRows); // a bucket's final row comes last
+        for (LaneStore.BucketRow r : all) {
+            BucketKey k = new BucketKey(r.tenantId(), r.itemId(), r.bucketNo());
+            BucketState b = lane.cached(k);
             if (b != null) {
                 b.setCounters(r.allotment(), r.available(), r.held(), r.sold());
+            }
+            ItemRoute route = lane.route(k);
+            if (route != null) {
+                route.publish(r.bucketNo(), r.available());
             }
         }
         for (Map.Entry<BucketKey, Delta> e : deltas.entrySet()) {
@@ -600,6 +798,18 @@ final class Batch {
                 b.earliestDueMicros = due;
             }
             b.earliestDueMicros = Math.min(b.earliestDueMicros, d.minNewExpiryMicros);
+            ItemRoute route = lane.route(e.getKey());
+            if (route != null) {
+                route.publishDue(e.getKey().bucketNo(), b.earliestDueMicros);
+                maybeCollapse(route);
+            }
+        }
+        for (Map.Entry<ItemRoute, long[]> e : demand.entrySet()) {
+            e.getKey().reserves.add(e.getValue()[0]);
+            e.getKey().soldOuts.add(e.getValue()[1]);
+        }
+        for (Map.Entry<Op.Reserve, Integer> r : reroutes) {
+            lane.engine().reroute(r.getKey(), r.getValue());
         }
         for (Runnable r : completions) {
             r.run();

@@ -23,6 +23,8 @@ final class BucketState {
     long sold;
     /** Lower bound of expires_at (epoch micros, database clock) of the bucket's HELD holds. */
     long earliestDueMicros = Long.MAX_VALUE;
+    /** A redo found the counters stale: reload them (not the keys) before the next use. */
+    boolean stale;
     private final Set<String> keys = new HashSet<>();
     private final int keyIndexMax;
     private boolean keysComplete = true;

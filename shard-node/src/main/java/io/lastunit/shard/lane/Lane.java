@@ -39,6 +39,8 @@ final class Lane implements Runnable {
     private static final Set<String> REDO_STATES = Set.of("40001", "40P01", "23514");
 
     final int index;
+    private final LaneEngine engine;
+    private final io.lastunit.shard.store.TransferStore transfers = new io.lastunit.shard.store.TransferStore();
     private final ArrayBlockingQueue<Op> queue;
     private final DataSource dataSource;
     private final LaneStore store;
@@ -61,9 +63,10 @@ final class Lane implements Runnable {
     /** Database transactions committed by batches (a batch answered from the cache commits none). */
     final AtomicLong transactions = new AtomicLong();
 
-    Lane(int index, DataSource dataSource, LaneStore store, ItemStore items, LaneConfig config, Limits limits,
-         InstantSource clock) {
+    Lane(int index, LaneEngine engine, DataSource dataSource, LaneStore store, ItemStore items, LaneConfig config,
+         Limits limits, InstantSource clock) {
         this.index = index;
+        this.engine = engine;
         this.queue = new ArrayBlockingQueue<>(config.queueCapacity());
         this.dataSource = dataSource;
         this.store = store;
@@ -144,6 +147,12 @@ final class Lane implements Runnable {
                     createItem(c);
                 } else if (op instanceof Op.Restock r) {
                     restock(r);
+                } else if (op instanceof Op.Collapse x) {
+                    collapse(x);
+                } else if (op instanceof Op.TransferOut t) {
+                    transferOut(t);
+                } else if (op instanceof Op.TransferIn t) {
+                    transferIn(t);
                 } else {
                     work.add(op);
                 }
@@ -173,7 +182,10 @@ final class Lane implements Runnable {
                 return;
             }
             for (BucketKey k : reload) {
-                buckets.remove(k);
+                BucketState stale = buckets.get(k);
+                if (stale != null) {
+                    stale.stale = true; // counters only: the key set stays valid
+                }
             }
             reload.clear();
             boolean committing = false;
@@ -252,22 +264,35 @@ final class Lane implements Runnable {
         return Duration.ofMillis(config.retryAfterMs());
     }
 
-    /** The cached bucket, loading it (with its item, keys and earliest expiry) on a miss; null if absent. */
+    /**
+     * The cached bucket, loading it (with its item, keys and earliest expiry) on a miss and
+     * refreshing its counters when a redo marked it stale; null if absent. Also makes sure the
+     * engine knows the item's route.
+     */
     BucketState bucket(LazyConnection lazy, BucketKey key) throws SQLException {
         BucketState b = buckets.get(key);
-        if (b != null) {
+        if (b != null && !b.stale) {
             return b;
         }
         Connection c = lazy.get();
         LaneStore.LoadedBucket loaded = store.loadBucket(c, key.tenantId(), key.itemId(), key.bucketNo());
         if (loaded == null) {
+            buckets.remove(key);
             return null;
         }
         dbOffsetMicros = loaded.dbNowMicros() - nowMicrosLocal();
         ItemConfig item = new ItemConfig(key.tenantId(), key.itemId(), loaded.homeRegion(), loaded.total(),
                 loaded.perBuyerLimit(), loaded.holdTtlMs(), loaded.extendByMs(), loaded.bucketCount(), loaded.state());
-        b = new BucketState(key, item, config.keyIndexMax());
         LaneStore.BucketRow row = loaded.bucket();
+        if (b != null) {
+            b.item = item;
+            b.setCounters(row.allotment(), row.available(), row.held(), row.sold());
+            b.earliestDueMicros = loaded.earliestDueMicros();
+            b.stale = false;
+            route(c, key.tenantId(), key.itemId());
+            return b;
+        }
+        b = new BucketState(key, item, config.keyIndexMax());
         b.setCounters(row.allotment(), row.available(), row.held(), row.sold());
         b.earliestDueMicros = loaded.earliestDueMicros();
         List<String> keys = store.bucketKeys(c, key.tenantId(), key.itemId(), key.bucketNo(), config.keyIndexMax());
@@ -277,8 +302,55 @@ final class Lane implements Runnable {
         if (keys.size() > config.keyIndexMax()) {
             b.markKeysIncomplete();
         }
+        ItemRoute route = route(c, key.tenantId(), key.itemId());
+        if (key.bucketNo() == 0 && route != null && route.open().length == 1 && route.bucketCount > 1) {
+            // Collapsed: bucket 0 answers for keys placed in the closed buckets too.
+            addKeys(b, items.keysOutsideBucket0(c, key.tenantId(), key.itemId(), config.keyIndexMax()));
+        }
         buckets.put(key, b);
         return b;
+    }
+
+    private void addKeys(BucketState b, List<String> keys) {
+        for (String k : keys) {
+            b.addKey(k);
+        }
+        if (keys.size() > config.keyIndexMax()) {
+            b.markKeysIncomplete();
+        }
+    }
+
+    /** The engine's route of an item, loading it from the database when unknown; null if absent. */
+    ItemRoute route(Connection c, String tenant, String item) throws SQLException {
+        ItemRoute r = engine.route(tenant, item);
+        if (r != null) {
+            return r;
+        }
+        LaneStore.LoadedRoute loaded = store.loadRoute(c, tenant, item);
+        if (loaded == null) {
+            return null;
+        }
+        int count = loaded.buckets().size();
+        int[] open = loaded.buckets().stream().filter(LaneStore.RouteRow::open)
+                .mapToInt(LaneStore.RouteRow::bucketNo).toArray();
+        if (open.length == 0) {
+            open = new int[] {0};
+        }
+        ItemRoute fresh = new ItemRoute(tenant, item, count, loaded.homeRegion(), loaded.regions().isEmpty()
+                ? List.of(loaded.homeRegion()) : loaded.regions(), open, loaded.collapsed());
+        for (LaneStore.RouteRow row : loaded.buckets()) {
+            fresh.publish(row.bucketNo(), row.available());
+            fresh.publishDue(row.bucketNo(), row.earliestDueMicros());
+        }
+        return engine.register(fresh);
+    }
+
+    ItemRoute route(BucketKey key) {
+        return engine.route(key.tenantId(), key.itemId());
+    }
+
+    LaneEngine engine() {
+        return engine;
     }
 
     BucketState cached(BucketKey key) {
@@ -324,16 +396,32 @@ final class Lane implements Runnable {
 
     private void createItem(Op.CreateItem op) {
         var r = op.request();
+        long base = r.getTotal();
+        List<String> regions = List.of(r.getHomeRegion());
+        if (r.getRegionQuotasCount() > 0) {
+            var quota = r.getRegionQuotasList().stream().filter(q -> q.getRegion().equals(op.region())).findFirst();
+            if (quota.isEmpty()) {
+                op.future().completeExceptionally(Failure.invalid("region_quotas", "has no quota for region "
+                        + op.region() + ", the region this shard serves"));
+                return;
+            }
+            base = quota.get().getQuantity();
+            regions = r.getRegionQuotasList().stream().map(q -> q.getRegion()).toList();
+        }
+        int bucketCount = r.getBucketCount() != 0 ? r.getBucketCount() : config.defaultBuckets(base);
+        ItemStore.ItemRow asked = new ItemStore.ItemRow(r.getHomeRegion(), r.getTotal(), base, r.getPerBuyerLimit(),
+                op.holdTtlMs(), op.extendByMs(), bucketCount, regions);
         try (Connection c = dataSource.getConnection()) {
             try {
-                boolean created = items.createItem(c, r.getTenantId(), r.getItemId(), r.getHomeRegion(), r.getTotal(),
-                        r.getPerBuyerLimit(), op.holdTtlMs(), op.extendByMs(), 1);
+                boolean created = items.createItem(c, r.getTenantId(), r.getItemId(), asked);
                 if (!created) {
                     ItemStore.ItemRow existing = items.readItem(c, r.getTenantId(), r.getItemId());
                     c.rollback();
-                    ItemStore.ItemRow asked = new ItemStore.ItemRow(r.getHomeRegion(), r.getTotal(),
-                            r.getPerBuyerLimit(), op.holdTtlMs(), op.extendByMs(), 1);
-                    if (!asked.equals(existing)) {
+                    boolean same = asked.equals(existing) || (r.getBucketCount() == 0 && existing != null
+                            && asked.equals(new ItemStore.ItemRow(existing.homeRegion(), existing.createdTotal(),
+                            existing.base(), existing.perBuyerLimit(), existing.holdTtlMs(), existing.extendByMs(),
+                            bucketCount, existing.regions())));
+                    if (!same) {
                         op.future().completeExceptionally(Failure.of(Reason.ITEM_EXISTS, "item " + r.getTenantId()
                                 + "/" + r.getItemId() + " exists with other parameters: existing=" + existing
                                 + ", requested=" + asked));
@@ -351,6 +439,185 @@ final class Lane implements Runnable {
         } catch (SQLException e) {
             op.future().completeExceptionally(Failure.retryable(Reason.STORE_UNAVAILABLE,
                     "CreateItem failed: " + e.getMessage(), retryAfter()));
+        }
+    }
+
+    /** Collapses the item's buckets into bucket 0 and teaches bucket 0 the closed buckets' keys. */
+    private void collapse(Op.Collapse op) {
+        BucketKey k = op.bucket();
+        try (Connection c = dataSource.getConnection()) {
+            try {
+                ItemRoute route = route(c, k.tenantId(), k.itemId());
+                LaneStore.BucketRow row = route == null ? null : items.collapseBuckets(c, k.tenantId(), k.itemId());
+                if (row == null) {
+                    c.rollback();
+                    op.future().complete(false);
+                    return;
+                }
+                List<String> keys = items.keysOutsideBucket0(c, k.tenantId(), k.itemId(), config.keyIndexMax());
+                c.commit();
+                route.closeAllBut0();
+                for (int b = 1; b < route.bucketCount; b++) {
+                    route.publish(b, 0);
+                }
+                route.publish(0, row.available());
+                BucketState b0 = buckets.get(k);
+                if (b0 != null) {
+                    b0.setCounters(row.allotment(), row.available(), row.held(), row.sold());
+                    addKeys(b0, keys);
+                }
+                log.info("lane {}: collapsed {}/{} into bucket 0 ({} available)", index, k.tenantId(), k.itemId(),
+                        row.available());
+                op.future().complete(true);
+            } catch (SQLException e) {
+                rollbackQuietly(c);
+                throw e;
+            }
+        } catch (SQLException e) {
+            buckets.remove(k);
+            ItemRoute route = engine.route(k.tenantId(), k.itemId());
+            if (route != null) {
+                route.collapsing.set(false); // try again after a later batch
+            }
+            log.warn("lane {}: collapse of {} failed: {}", index, k, e.toString());
+            op.future().completeExceptionally(e);
+        }
+    }
+
+    /** Step 1 of a transfer: take units out of the item's buckets and record OUT PENDING. */
+    private void transferOut(Op.TransferOut op) {
+        var r = op.request();
+        BucketKey k = op.bucket();
+        try (Connection c = dataSource.getConnection()) {
+            try {
+                var existing = transfers.read(c, r.getTransferId(), "OUT");
+                if (existing != null) {
+                    c.rollback();
+                    if (!existing.getTenantId().equals(r.getTenantId()) || !existing.getItemId().equals(r.getItemId())
+                            || !existing.getPeerShardId().equals(r.getPeerShardId())) {
+                        op.future().completeExceptionally(Failure.of(Reason.IDEMPOTENCY_KEY_REUSED, "transfer_id "
+                                + r.getTransferId() + " was used for " + existing.getTenantId() + "/"
+                                + existing.getItemId() + " to " + existing.getPeerShardId()));
+                    } else {
+                        op.future().complete(existing);
+                    }
+                    return;
+                }
+                ItemRoute route = route(c, k.tenantId(), k.itemId());
+                if (route == null) {
+                    c.rollback();
+                    op.future().completeExceptionally(Failure.of(Reason.ITEM_NOT_FOUND,
+                            "no item " + k.tenantId() + "/" + k.itemId() + " on this shard"));
+                    return;
+                }
+                if (r.getCollapse()) {
+                    transfers.markCollapsed(c, k.tenantId(), k.itemId());
+                }
+                List<long[]> rows = transfers.lockBuckets(c, k.tenantId(), k.itemId());
+                long available = 0;
+                for (long[] row : rows) {
+                    available += row[1];
+                }
+                long min = Math.max(1, r.getMinQuantity());
+                long take = Math.min(available, r.getMaxQuantity());
+                io.lastunit.api.shard.v1.Transfer.Builder none = io.lastunit.api.shard.v1.Transfer.newBuilder()
+                        .setTransferId(r.getTransferId()).setDirection(io.lastunit.api.shard.v1.TransferDirection.OUT)
+                        .setTenantId(k.tenantId()).setItemId(k.itemId()).setPeerShardId(r.getPeerShardId())
+                        .setCollapse(r.getCollapse()).setQuantity(0);
+                if (take < min) {
+                    c.commit(); // the collapse mark, if asked for, stands on its own
+                    if (r.getCollapse()) {
+                        route.regionCollapsed = true;
+                    }
+                    op.future().complete(none.build());
+                    return;
+                }
+                rows.sort((a, b) -> Long.compare(b[1], a[1]));
+                List<Integer> numbers = new ArrayList<>();
+                List<Long> takes = new ArrayList<>();
+                long left = take;
+                for (long[] row : rows) {
+                    if (left == 0) {
+                        break;
+                    }
+                    long t = Math.min(left, row[1]);
+                    if (t > 0) {
+                        numbers.add((int) row[0]);
+                        takes.add(t);
+                        left -= t;
+                    }
+                }
+                List<LaneStore.BucketRow> after = transfers.takeOut(c, k.tenantId(), k.itemId(),
+                        numbers.toArray(Integer[]::new), takes.toArray(Long[]::new));
+                if (after.size() != numbers.size()) {
+                    throw new SQLException("transfer out matched " + after.size() + " of " + numbers.size()
+                            + " locked buckets", "40001");
+                }
+                var recorded = transfers.recordOut(c, r.getTransferId(), k.tenantId(), k.itemId(), r.getPeerShardId(),
+                        take, r.getCollapse());
+                c.commit();
+                if (r.getCollapse()) {
+                    route.regionCollapsed = true;
+                }
+                for (LaneStore.BucketRow row : after) {
+                    route.publish(row.bucketNo(), row.available());
+                    BucketState cached = buckets.get(new BucketKey(k.tenantId(), k.itemId(), row.bucketNo()));
+                    if (cached != null) {
+                        cached.setCounters(row.allotment(), row.available(), row.held(), row.sold());
+                    }
+                }
+                op.future().complete(recorded);
+            } catch (SQLException e) {
+                rollbackQuietly(c);
+                throw e;
+            }
+        } catch (SQLException e) {
+            buckets.remove(k);
+            op.future().completeExceptionally(Failure.retryable(Reason.STORE_UNAVAILABLE, "TransferOut outcome unknown: "
+                    + e.getMessage() + "; retry with the same transfer_id", retryAfter()));
+        }
+    }
+
+    /** Step 2 of a transfer: record IN DONE and credit bucket 0, once per transfer id. */
+    private void transferIn(Op.TransferIn op) {
+        var r = op.request();
+        BucketKey k = op.bucket();
+        try (Connection c = dataSource.getConnection()) {
+            try {
+                ItemRoute route = route(c, k.tenantId(), k.itemId());
+                if (route == null) {
+                    c.rollback();
+                    op.future().completeExceptionally(Failure.of(Reason.ITEM_NOT_FOUND,
+                            "no item " + k.tenantId() + "/" + k.itemId() + " on this shard"));
+                    return;
+                }
+                LaneStore.BucketRow row = transfers.recordInAndCredit(c, r.getTransferId(), k.tenantId(), k.itemId(),
+                        r.getPeerShardId(), r.getQuantity());
+                var recorded = transfers.read(c, r.getTransferId(), "IN");
+                c.commit();
+                if (recorded == null || !recorded.getTenantId().equals(r.getTenantId())
+                        || !recorded.getItemId().equals(r.getItemId()) || recorded.getQuantity() != r.getQuantity()
+                        || !recorded.getPeerShardId().equals(r.getPeerShardId())) {
+                    op.future().completeExceptionally(Failure.of(Reason.IDEMPOTENCY_KEY_REUSED, "transfer_id "
+                            + r.getTransferId() + " was credited as " + recorded));
+                    return;
+                }
+                if (row != null) {
+                    route.publish(0, row.available());
+                    BucketState cached = buckets.get(k);
+                    if (cached != null) {
+                        cached.setCounters(row.allotment(), row.available(), row.held(), row.sold());
+                    }
+                }
+                op.future().complete(recorded);
+            } catch (SQLException e) {
+                rollbackQuietly(c);
+                throw e;
+            }
+        } catch (SQLException e) {
+            buckets.remove(k);
+            op.future().completeExceptionally(Failure.retryable(Reason.STORE_UNAVAILABLE, "TransferIn outcome unknown: "
+                    + e.getMessage() + "; retry with the same transfer_id", retryAfter()));
         }
     }
 
@@ -388,6 +655,10 @@ final class Lane implements Runnable {
                 BucketState cached = buckets.get(op.bucket());
                 if (cached != null) {
                     cached.setCounters(row.allotment(), row.available(), row.held(), row.sold());
+                }
+                ItemRoute route = engine.route(r.getTenantId(), r.getItemId());
+                if (route != null) {
+                    route.publish(0, row.available());
                 }
                 op.future().complete(io.lastunit.api.inventory.v1.RestockResponse.newBuilder()
                         .setStock(stock).setApplied(true).build());

@@ -15,6 +15,10 @@ import java.util.List;
  * @param keyIndexMax      idempotency keys remembered per bucket
  * @param sweepBatchMax    holds expired by one sweep statement
  * @param retryAfterMs     the retry hint sent with QUEUE_FULL and STORE_UNAVAILABLE
+ * @param collapseBelow    when an item's available units over its open buckets on this shard
+ *                         fall under this many, its buckets collapse into bucket 0
+ * @param unitsPerBucket   CreateItem without bucket_count gets one bucket per this many units
+ * @param defaultBucketsMax most buckets an item gets by default
  */
 public record LaneConfig(
         int laneCount,
@@ -23,10 +27,19 @@ public record LaneConfig(
         int redoMax,
         int keyIndexMax,
         int sweepBatchMax,
-        long retryAfterMs) {
+        long retryAfterMs,
+        long collapseBelow,
+        long unitsPerBucket,
+        int defaultBucketsMax) {
 
     public static LaneConfig defaults() {
-        return new LaneConfig(4, 16_384, 512, 3, 1_000_000, 1_000, 50);
+        return new LaneConfig(4, 16_384, 512, 3, 1_000_000, 1_000, 50, 256, 1_024, 8);
+    }
+
+    /** Buckets for a region's quota when CreateItem leaves bucket_count at 0. */
+    public int defaultBuckets(long quota) {
+        long n = (quota + unitsPerBucket - 1) / unitsPerBucket;
+        return (int) Math.max(1, Math.min(defaultBucketsMax, n));
     }
 
     public LaneConfig {
@@ -38,6 +51,9 @@ public record LaneConfig(
         check(problems, "keyIndexMax", keyIndexMax, 0, 100_000_000);
         check(problems, "sweepBatchMax", sweepBatchMax, 1, 100_000);
         check(problems, "retryAfterMs", retryAfterMs, 1, 60_000);
+        check(problems, "collapseBelow", collapseBelow, 0, 1_000_000_000L);
+        check(problems, "unitsPerBucket", unitsPerBucket, 1, 1_000_000_000L);
+        check(problems, "defaultBucketsMax", defaultBucketsMax, 1, 1024);
         if (!problems.isEmpty()) {
             throw new IllegalArgumentException("invalid lane config: " + String.join("; ", problems));
         }

@@ -38,6 +38,9 @@ public final class LaneEngine implements AutoCloseable {
     private final LaneConfig config;
     private final Limits limits;
     private volatile boolean closed;
+    /** Per item on this shard: open buckets and published levels. Filled by lanes as they load items. */
+    private final java.util.concurrent.ConcurrentHashMap<String, ItemRoute> routes =
+            new java.util.concurrent.ConcurrentHashMap<>();
 
     public LaneEngine(DataSource dataSource, LaneConfig config, Limits limits, InstantSource clock) {
         this.config = config;
@@ -47,7 +50,7 @@ public final class LaneEngine implements AutoCloseable {
         this.lanes = new Lane[config.laneCount()];
         this.threads = new Thread[config.laneCount()];
         for (int i = 0; i < lanes.length; i++) {
-            lanes[i] = new Lane(i, dataSource, store, items, config, limits, clock);
+            lanes[i] = new Lane(i, this, dataSource, store, items, config, limits, clock);
             threads[i] = new Thread(lanes[i], "lane-" + i);
             threads[i].setDaemon(false);
         }
@@ -59,10 +62,64 @@ public final class LaneEngine implements AutoCloseable {
         }
     }
 
+    /**
+     * Reserve: goes to the open bucket its idempotency key hashes to (bucket 0 while the item is
+     * not yet known here; that lane loads the item and sends the request on).
+     */
     public CompletableFuture<ReserveResponse> reserve(ReserveRequest r) {
-        BucketKey bucket = new BucketKey(r.getTenantId(), r.getItemId(), 0);
+        ItemRoute route = routes.get(routeKey(r.getTenantId(), r.getItemId()));
+        int bucketNo = route == null ? 0 : route.bucketFor(r.getIdempotencyKey());
+        BucketKey bucket = new BucketKey(r.getTenantId(), r.getItemId(), bucketNo);
         CompletableFuture<ReserveResponse> f = new CompletableFuture<>();
         return submit(new Op.Reserve(bucket, r, fingerprint(r), r.getHoldTtlMs(), f), f);
+    }
+
+    /** Sends a Reserve decided elsewhere to the lane of another bucket (same future). */
+    void reroute(Op.Reserve r, int bucketNo) {
+        submit(new Op.Reserve(new BucketKey(r.bucket().tenantId(), r.bucket().itemId(), bucketNo), r.request(),
+                r.fingerprint(), r.holdTtlMsRequested(), r.future()), r.future());
+    }
+
+    static String routeKey(String tenant, String item) {
+        return tenant + '\0' + item;
+    }
+
+    ItemRoute route(String tenant, String item) {
+        return routes.get(routeKey(tenant, item));
+    }
+
+    /** Registers a route unless one is known; returns the one in use. */
+    ItemRoute register(ItemRoute route) {
+        ItemRoute prev = routes.putIfAbsent(routeKey(route.tenantId, route.itemId), route);
+        return prev != null ? prev : route;
+    }
+
+    void forget(String tenant, String item) {
+        routes.remove(routeKey(tenant, item));
+    }
+
+    /** Demand counters of an item since this node started: {reserves, soldOuts}; zeros if unknown. */
+    public long[] demand(String tenant, String item) {
+        ItemRoute r = route(tenant, item);
+        return r == null ? new long[2] : new long[] {r.reserves.sum(), r.soldOuts.sum()};
+    }
+
+    /** Queues the collapse of an item's buckets into bucket 0. */
+    void collapse(String tenant, String item) {
+        CompletableFuture<Boolean> f = new CompletableFuture<>();
+        submit(new Op.Collapse(new BucketKey(tenant, item, 0), f), f);
+    }
+
+    public CompletableFuture<io.lastunit.api.shard.v1.Transfer> transferOut(
+            io.lastunit.api.shard.v1.TransferOutRequest r) {
+        CompletableFuture<io.lastunit.api.shard.v1.Transfer> f = new CompletableFuture<>();
+        return submit(new Op.TransferOut(new BucketKey(r.getTenantId(), r.getItemId(), 0), r, f), f);
+    }
+
+    public CompletableFuture<io.lastunit.api.shard.v1.Transfer> transferIn(
+            io.lastunit.api.shard.v1.TransferInRequest r) {
+        CompletableFuture<io.lastunit.api.shard.v1.Transfer> f = new CompletableFuture<>();
+        return submit(new Op.TransferIn(new BucketKey(r.getTenantId(), r.getItemId(), 0), r, f), f);
     }
 
     public CompletableFuture<Hold> confirm(HoldId id, String orderRef) {
@@ -83,11 +140,12 @@ public final class LaneEngine implements AutoCloseable {
         return submit(new Op.HoldAction(bucket, id, kind, orderRef, f), f);
     }
 
-    public CompletableFuture<CreateItemResponse> createItem(CreateItemRequest r) {
+    /** Creates the item on this shard, which serves it in {@code region}. */
+    public CompletableFuture<CreateItemResponse> createItem(CreateItemRequest r, String region) {
         long ttl = r.getHoldTtlMs() != 0 ? r.getHoldTtlMs() : limits.holdTtlDefaultMs();
         long extendBy = r.getExtendByMs() != 0 ? r.getExtendByMs() : ttl;
         CompletableFuture<CreateItemResponse> f = new CompletableFuture<>();
-        return submit(new Op.CreateItem(new BucketKey(r.getTenantId(), r.getItemId(), 0), r, ttl, extendBy, f), f);
+        return submit(new Op.CreateItem(new BucketKey(r.getTenantId(), r.getItemId(), 0), r, region, ttl, extendBy, f), f);
     }
 
     public CompletableFuture<RestockResponse> restock(RestockRequest r) {

@@ -35,9 +35,23 @@ sealed interface Op {
     record Sweep(BucketKey bucket, CompletableFuture<Integer> future) implements Op {
     }
 
-    /** Create an item and its bucket 0. */
-    record CreateItem(BucketKey bucket, CreateItemRequest request, long holdTtlMs, long extendByMs,
+    /** Create an item and its buckets; {@code region} is the region this shard serves it in. */
+    record CreateItem(BucketKey bucket, CreateItemRequest request, String region, long holdTtlMs, long extendByMs,
                       CompletableFuture<CreateItemResponse> future) implements Op {
+    }
+
+    /** Collapse the item's open buckets into bucket 0 (run by bucket 0's lane). */
+    record Collapse(BucketKey bucket, CompletableFuture<Boolean> future) implements Op {
+    }
+
+    /** Step 1 of a transfer (run by bucket 0's lane). */
+    record TransferOut(BucketKey bucket, io.lastunit.api.shard.v1.TransferOutRequest request,
+                       CompletableFuture<io.lastunit.api.shard.v1.Transfer> future) implements Op {
+    }
+
+    /** Step 2 of a transfer (run by bucket 0's lane). */
+    record TransferIn(BucketKey bucket, io.lastunit.api.shard.v1.TransferInRequest request,
+                      CompletableFuture<io.lastunit.api.shard.v1.Transfer> future) implements Op {
     }
 
     /** Add units to an item's bucket 0. */

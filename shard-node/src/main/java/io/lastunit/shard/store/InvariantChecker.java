@@ -140,18 +140,25 @@ public final class InvariantChecker {
 
     private void checkItems(Connection c, String tenant, String item, InvariantReport.Builder report)
             throws SQLException {
-        try (PreparedStatement ps = c.prepareStatement("SELECT i.tenant_id, i.item_id, i.total,"
-                + " coalesce(sum(b.allotment), 0) FROM items i LEFT JOIN buckets b"
-                + " ON b.tenant_id = i.tenant_id AND b.item_id = i.item_id" + filter("i.", tenant, item)
-                + " GROUP BY i.tenant_id, i.item_id, i.total")) {
+        // The shard's ledger of an item: its base (quota + restocks here) plus units transferred
+        // in, minus units transferred out (in any state), is what its buckets must hold.
+        try (PreparedStatement ps = c.prepareStatement("SELECT i.tenant_id, i.item_id, i.total"
+                + " + (SELECT coalesce(sum(CASE t.direction WHEN 'IN' THEN t.qty ELSE -t.qty END), 0)"
+                + "      FROM transfers t WHERE t.tenant_id = i.tenant_id AND t.item_id = i.item_id),"
+                + " (SELECT coalesce(sum(b.allotment), 0) FROM buckets b"
+                + "   WHERE b.tenant_id = i.tenant_id AND b.item_id = i.item_id),"
+                + " i.total FROM items i" + filter("i.", tenant, item))) {
             bindFilter(ps, 1, tenant, item);
             try (ResultSet rs = ps.executeQuery()) {
                 int n = 0;
                 while (rs.next()) {
                     n++;
                     if (rs.getLong(3) != rs.getLong(4)) {
-                        drift(report, DriftKind.ITEM_TOTAL, rs.getString(1), rs.getString(2), -1, "", rs.getLong(3),
-                                rs.getLong(4), "item.total=" + rs.getLong(3) + " but bucket allotments sum to " + rs.getLong(4));
+                        long expected = rs.getLong(3);
+                        long actual = rs.getLong(4);
+                        drift(report, DriftKind.ITEM_TOTAL, rs.getString(1), rs.getString(2), -1, "", expected, actual,
+                                "item base " + rs.getLong(5) + " + transfers in - out = " + expected
+                                        + " but bucket allotments sum to " + actual);
                     }
                 }
                 report.setItemsChecked(n);

@@ -5,6 +5,7 @@ import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
+import java.util.List;
 import java.util.UUID;
 
 /**
@@ -15,40 +16,53 @@ import java.util.UUID;
 public final class ItemStore {
 
     /** The parameters an item was created with, to answer a repeated CreateItem. */
-    public record ItemRow(String homeRegion, long initialTotal, int perBuyerLimit, long holdTtlMs, long extendByMs,
-                          int bucketCount) {
+    public record ItemRow(String homeRegion, long createdTotal, long base, int perBuyerLimit, long holdTtlMs,
+                          long extendByMs, int bucketCount, List<String> regions) {
     }
 
-    /** Inserts the item and its bucket 0 holding all units. False if the item already exists. */
-    public boolean createItem(Connection c, String tenant, String item, String homeRegion, long total,
-                              int perBuyerLimit, long holdTtlMs, long extendByMs, int bucketCount) throws SQLException {
+    /**
+     * Inserts the item with {@code base} units split over {@code bucketCount} buckets (the
+     * remainder in bucket 0). False if the item already exists.
+     */
+    public boolean createItem(Connection c, String tenant, String item, ItemRow row) throws SQLException {
         try (PreparedStatement ps = c.prepareStatement("""
                 INSERT INTO items (tenant_id, item_id, home_region, total, initial_total, per_buyer_limit,
-                                   hold_ttl_ms, extend_by_ms, bucket_count)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING""")) {
+                                   hold_ttl_ms, extend_by_ms, bucket_count, regions, created_total)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING""")) {
             ps.setString(1, tenant);
             ps.setString(2, item);
-            ps.setString(3, homeRegion);
-            ps.setLong(4, total);
-            ps.setLong(5, total);
-            ps.setInt(6, perBuyerLimit);
-            ps.setLong(7, holdTtlMs);
-            ps.setLong(8, extendByMs);
-            ps.setInt(9, bucketCount);
+            ps.setString(3, row.homeRegion());
+            ps.setLong(4, row.base());
+            ps.setLong(5, row.base());
+            ps.setInt(6, row.perBuyerLimit());
+            ps.setLong(7, row.holdTtlMs());
+            ps.setLong(8, row.extendByMs());
+            ps.setInt(9, row.bucketCount());
+            ps.setArray(10, c.createArrayOf("text", row.regions().toArray()));
+            ps.setLong(11, row.createdTotal());
             if (ps.executeUpdate() == 0) {
                 return false;
             }
         }
+        int n = row.bucketCount();
+        Integer[] numbers = new Integer[n];
+        Long[] allotments = new Long[n];
+        for (int b = 0; b < n; b++) {
+            numbers[b] = b;
+            allotments[b] = row.base() / n + (b == 0 ? row.base() % n : 0);
+        }
         try (PreparedStatement ps = c.prepareStatement("""
                 WITH b AS (
                     INSERT INTO buckets (tenant_id, item_id, bucket_no, allotment, available, held, sold)
-                    VALUES (?, ?, 0, ?, ?, 0, 0) RETURNING tenant_id, item_id, allotment
+                    SELECT ?, ?, d.n, d.a, d.a, 0, 0 FROM unnest(?::int4[], ?::int8[]) AS d(n, a)
+                    RETURNING tenant_id, item_id, allotment
                 )
-                INSERT INTO outbox (tenant_id, item_id, kind, qty) SELECT tenant_id, item_id, 'CREATED', allotment FROM b""")) {
+                INSERT INTO outbox (tenant_id, item_id, kind, qty)
+                SELECT tenant_id, item_id, 'CREATED', sum(allotment) FROM b GROUP BY tenant_id, item_id""")) {
             ps.setString(1, tenant);
             ps.setString(2, item);
-            ps.setLong(3, total);
-            ps.setLong(4, total);
+            ps.setArray(3, c.createArrayOf("int4", numbers));
+            ps.setArray(4, c.createArrayOf("int8", allotments));
             ps.executeUpdate();
         }
         return true;
@@ -56,7 +70,8 @@ public final class ItemStore {
 
     public ItemRow readItem(Connection c, String tenant, String item) throws SQLException {
         try (PreparedStatement ps = c.prepareStatement("""
-                SELECT home_region, initial_total, per_buyer_limit, hold_ttl_ms, extend_by_ms, bucket_count
+                SELECT home_region, created_total, initial_total, per_buyer_limit, hold_ttl_ms, extend_by_ms,
+                       bucket_count, regions
                   FROM items WHERE tenant_id = ? AND item_id = ?""")) {
             ps.setString(1, tenant);
             ps.setString(2, item);
@@ -64,9 +79,62 @@ public final class ItemStore {
                 if (!rs.next()) {
                     return null;
                 }
-                return new ItemRow(rs.getString(1), rs.getLong(2), rs.getInt(3), rs.getLong(4), rs.getLong(5),
-                        rs.getInt(6));
+                return new ItemRow(rs.getString(1), rs.getLong(2), rs.getLong(3), rs.getInt(4), rs.getLong(5),
+                        rs.getLong(6), rs.getInt(7), List.of((String[]) rs.getArray(8).getArray()));
             }
+        }
+    }
+
+    /**
+     * Collapses an item's open buckets into bucket 0 (DESIGN §5): every other open bucket is
+     * closed and its available units move to bucket 0 with their allotment, in one statement
+     * that locks the closing rows in bucket order and bucket 0 last. Returns bucket 0 after, or
+     * null when the item has no bucket 0.
+     */
+    public LaneStore.BucketRow collapseBuckets(Connection c, String tenant, String item) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement("""
+                WITH closing AS (
+                    SELECT bucket_no, available FROM buckets
+                     WHERE tenant_id = ? AND item_id = ? AND bucket_no <> 0 AND open
+                     ORDER BY bucket_no FOR UPDATE
+                ), shut AS (
+                    UPDATE buckets b SET open = false, available = 0, allotment = b.allotment - x.available
+                      FROM closing x
+                     WHERE b.tenant_id = ? AND b.item_id = ? AND b.bucket_no = x.bucket_no
+                    RETURNING x.available AS moved
+                )
+                UPDATE buckets SET available = available + (SELECT coalesce(sum(moved), 0) FROM shut),
+                                   allotment = allotment + (SELECT coalesce(sum(moved), 0) FROM shut)
+                 WHERE tenant_id = ? AND item_id = ? AND bucket_no = 0
+                RETURNING tenant_id, item_id, bucket_no, allotment, available, held, sold""")) {
+            ps.setString(1, tenant);
+            ps.setString(2, item);
+            ps.setString(3, tenant);
+            ps.setString(4, item);
+            ps.setString(5, tenant);
+            ps.setString(6, item);
+            try (ResultSet rs = ps.executeQuery()) {
+                return rs.next() ? new LaneStore.BucketRow(rs.getString(1), rs.getString(2), rs.getInt(3),
+                        rs.getLong(4), rs.getLong(5), rs.getLong(6), rs.getLong(7)) : null;
+            }
+        }
+    }
+
+    /** Up to {@code max + 1} idempotency keys placed in the item's buckets other than bucket 0. */
+    public List<String> keysOutsideBucket0(Connection c, String tenant, String item, int max) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement(
+                "SELECT idempotency_key FROM holds WHERE tenant_id = ? AND item_id = ? AND bucket_no <> 0 LIMIT ?")) {
+            ps.setString(1, tenant);
+            ps.setString(2, item);
+            ps.setInt(3, max + 1);
+            ps.setFetchSize(10_000);
+            List<String> keys = new java.util.ArrayList<>();
+            try (ResultSet rs = ps.executeQuery()) {
+                while (rs.next()) {
+                    keys.add(rs.getString(1));
+                }
+            }
+            return keys;
         }
     }
 

@@ -252,6 +252,115 @@ public final class LaneStore {
         }
     }
 
+    private static final String INSERT_FORWARDED = """
+            INSERT INTO holds (hold_id, tenant_id, item_id, bucket_no, region, qty, buyer_id, idempotency_key,
+                               request_fingerprint, state, created_at, expires_at, ended_at)
+            SELECT d.id, d.t, d.i, 0, d.r, d.q, d.buyer, d.k, d.fp, 'FORWARDED', now(), now(), now()
+              FROM unnest(?::uuid[], ?::text[], ?::text[], ?::text[], ?::int4[], ?::text[], ?::text[], ?::text[])
+                   AS d(id, t, i, r, q, buyer, k, fp)
+            ON CONFLICT (tenant_id, idempotency_key) DO NOTHING
+            RETURNING %s""".formatted(HoldRow.columns(""));
+
+    /**
+     * Records keys as FORWARDED (the item collapsed to its home region; the Reserve goes there).
+     * Such rows hold no stock. A key already used in the tenant is skipped: absent from the result.
+     */
+    public List<HoldRow> insertForwarded(Connection c, UUID[] ids, String[] tenants, String[] items, String[] regions,
+                                         Integer[] qtys, String[] buyers, String[] keys, String[] fingerprints)
+            throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement(INSERT_FORWARDED)) {
+            ps.setArray(1, c.createArrayOf("uuid", ids));
+            ps.setArray(2, c.createArrayOf("text", tenants));
+            ps.setArray(3, c.createArrayOf("text", items));
+            ps.setArray(4, c.createArrayOf("text", regions));
+            ps.setArray(5, c.createArrayOf("int4", qtys));
+            ps.setArray(6, c.createArrayOf("text", buyers));
+            ps.setArray(7, c.createArrayOf("text", keys));
+            ps.setArray(8, c.createArrayOf("text", fingerprints));
+            return holds(ps);
+        }
+    }
+
+    /**
+     * Takes up to {@code max} available units (at least {@code min}) out of a sibling bucket, for a
+     * dry bucket of the same item in the same transaction; allotment moves with them. Returns the
+     * units taken and the sibling's new row, or null when it has fewer than {@code min}.
+     */
+    public Borrowed borrow(Connection c, String tenant, String item, int fromBucket, long min, long max)
+            throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement("""
+                WITH s AS (
+                    SELECT available FROM buckets WHERE tenant_id = ? AND item_id = ? AND bucket_no = ? FOR UPDATE
+                )
+                UPDATE buckets b
+                   SET available = b.available - least(s.available, ?), allotment = b.allotment - least(s.available, ?)
+                  FROM s
+                 WHERE b.tenant_id = ? AND b.item_id = ? AND b.bucket_no = ? AND s.available >= ?
+                RETURNING least(s.available, ?), b.allotment, b.available, b.held, b.sold""")) {
+            ps.setString(1, tenant);
+            ps.setString(2, item);
+            ps.setInt(3, fromBucket);
+            ps.setLong(4, max);
+            ps.setLong(5, max);
+            ps.setString(6, tenant);
+            ps.setString(7, item);
+            ps.setInt(8, fromBucket);
+            ps.setLong(9, min);
+            ps.setLong(10, max);
+            try (ResultSet rs = ps.executeQuery()) {
+                if (!rs.next()) {
+                    return null;
+                }
+                return new Borrowed(rs.getLong(1), new BucketRow(tenant, item, fromBucket, rs.getLong(2), rs.getLong(3),
+                        rs.getLong(4), rs.getLong(5)));
+            }
+        }
+    }
+
+    /** Units a bucket lent to a sibling, and the lender's row after. */
+    public record Borrowed(long units, BucketRow lender) {
+    }
+
+    /** Every bucket of an item with its available units, open flag and earliest HELD expiry. */
+    public record RouteRow(int bucketNo, long available, boolean open, long earliestDueMicros) {
+    }
+
+    /** What the engine needs to route an item: its buckets, whether it collapsed home, its regions. */
+    public record LoadedRoute(List<RouteRow> buckets, boolean collapsed, List<String> regions, String homeRegion) {
+    }
+
+    public LoadedRoute loadRoute(Connection c, String tenant, String item) throws SQLException {
+        List<RouteRow> rows = new ArrayList<>();
+        try (PreparedStatement ps = c.prepareStatement("""
+                SELECT b.bucket_no, b.available, b.open,
+                       (SELECT min(h.expires_at) FROM holds h
+                         WHERE h.tenant_id = b.tenant_id AND h.item_id = b.item_id AND h.bucket_no = b.bucket_no
+                           AND h.state = 'HELD')
+                  FROM buckets b WHERE b.tenant_id = ? AND b.item_id = ? ORDER BY b.bucket_no""")) {
+            ps.setString(1, tenant);
+            ps.setString(2, item);
+            try (ResultSet rs = ps.executeQuery()) {
+                while (rs.next()) {
+                    Timestamp due = rs.getTimestamp(4);
+                    rows.add(new RouteRow(rs.getInt(1), rs.getLong(2), rs.getBoolean(3),
+                            due == null ? Long.MAX_VALUE : micros(due)));
+                }
+            }
+        }
+        try (PreparedStatement ps = c.prepareStatement(
+                "SELECT collapsed, regions, home_region FROM items WHERE tenant_id = ? AND item_id = ?")) {
+            ps.setString(1, tenant);
+            ps.setString(2, item);
+            try (ResultSet rs = ps.executeQuery()) {
+                if (!rs.next() || rows.isEmpty()) {
+                    return null;
+                }
+                String[] regions = (String[]) rs.getArray(2).getArray();
+                return new LoadedRoute(rows, rs.getBoolean(1), List.of(regions), rs.getString(3));
+            }
+        }
+    }
+
     /** Usage of each (tenant, item, buyer); absent rows are 0. Keys are {@code t + '\0' + i + '\0' + b}. */
     public Map<String, Long> readUsage(Connection c, String[] tenants, String[] items, String[] buyers)
             throws SQLException {
@@ -339,20 +448,26 @@ public final class LaneStore {
      * transaction. The CHECK constraint on the table guards the sum.
      */
     public List<BucketRow> applyBucketDeltas(Connection c, String[] tenants, String[] items, Integer[] buckets,
-                                             Long[] dAvailable, Long[] dHeld, Long[] dSold) throws SQLException {
+                                             Long[] dAllotment, Long[] dAvailable, Long[] dHeld, Long[] dSold,
+                                             Long[] taken) throws SQLException {
         try (PreparedStatement ps = c.prepareStatement("""
                 UPDATE buckets b
-                   SET available = b.available + d.da, held = b.held + d.dh, sold = b.sold + d.ds
-                  FROM unnest(?::text[], ?::text[], ?::int4[], ?::int8[], ?::int8[], ?::int8[]) AS d(t, i, n, da, dh, ds)
+                   SET allotment = b.allotment + d.dal, available = b.available + d.da, held = b.held + d.dh,
+                       sold = b.sold + d.ds
+                  FROM unnest(?::text[], ?::text[], ?::int4[], ?::int8[], ?::int8[], ?::int8[], ?::int8[], ?::int8[])
+                       AS d(t, i, n, dal, da, dh, ds, tk)
                  WHERE b.tenant_id = d.t AND b.item_id = d.i AND b.bucket_no = d.n
                    AND b.available + d.da >= 0 AND b.held + d.dh >= 0 AND b.sold + d.ds >= 0
+                   AND (d.tk = 0 OR b.open)
                 RETURNING b.tenant_id, b.item_id, b.bucket_no, b.allotment, b.available, b.held, b.sold""")) {
             ps.setArray(1, c.createArrayOf("text", tenants));
             ps.setArray(2, c.createArrayOf("text", items));
             ps.setArray(3, c.createArrayOf("int4", buckets));
-            ps.setArray(4, c.createArrayOf("int8", dAvailable));
-            ps.setArray(5, c.createArrayOf("int8", dHeld));
-            ps.setArray(6, c.createArrayOf("int8", dSold));
+            ps.setArray(4, c.createArrayOf("int8", dAllotment));
+            ps.setArray(5, c.createArrayOf("int8", dAvailable));
+            ps.setArray(6, c.createArrayOf("int8", dHeld));
+            ps.setArray(7, c.createArrayOf("int8", dSold));
+            ps.setArray(8, c.createArrayOf("int8", taken));
             List<BucketRow> rows = new ArrayList<>();
             try (ResultSet rs = ps.executeQuery()) {
                 while (rs.next()) {

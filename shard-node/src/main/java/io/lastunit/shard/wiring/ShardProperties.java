@@ -59,13 +59,17 @@ public class ShardProperties {
     private long holdTtlMinMs = LIMITS.holdTtlMinMs();
     private long holdTtlMaxMs = LIMITS.holdTtlMaxMs();
     private long holdTtlDefaultMs = LIMITS.holdTtlDefaultMs();
+    private int bucketCountMax = LIMITS.bucketCountMax();
+    private long collapseBelow = LANES.collapseBelow();
+    private long unitsPerBucket = LANES.unitsPerBucket();
+    private int defaultBucketsMax = LANES.defaultBucketsMax();
 
     public ShardConfig toConfig() {
         Limits limits = new Limits(tenantIdLengthMax, itemIdLengthMax, keyLengthMax, regionLengthMax,
                 reserveQuantityMax, itemTotalMax, perBuyerLimitMax, holdTtlMinMs, holdTtlMaxMs, holdTtlDefaultMs,
-                1, new LinkedHashSet<>(regions));
+                bucketCountMax, new LinkedHashSet<>(regions));
         LaneConfig laneConfig = new LaneConfig(lanes, queueCapacity, batchMax, redoMax, keyIndexMax, sweepBatchMax,
-                retryAfterMs);
+                retryAfterMs, collapseBelow, unitsPerBucket, defaultBucketsMax);
         return new ShardConfig(id, host, port, new ShardConfig.Jdbc(jdbcUrl, jdbcUser, jdbcPassword, poolSize),
                 limits, laneConfig, Duration.ofMillis(sweepIntervalMs), sweepBucketsPerTickMax, readThreads,
                 readQueueCapacity, new ShardConfig.Topology(zookeeper, namespace, advertisedAddress,
@@ -144,4 +148,12 @@ public class ShardProperties {
     public void setHoldTtlMaxMs(long v) { this.holdTtlMaxMs = v; }
     public long getHoldTtlDefaultMs() { return holdTtlDefaultMs; }
     public void setHoldTtlDefaultMs(long v) { this.holdTtlDefaultMs = v; }
+    public int getBucketCountMax() { return bucketCountMax; }
+    public void setBucketCountMax(int v) { this.bucketCountMax = v; }
+    public long getCollapseBelow() { return collapseBelow; }
+    public void setCollapseBelow(long v) { this.collapseBelow = v; }
+    public long getUnitsPerBucket() { return unitsPerBucket; }
+    public void setUnitsPerBucket(long v) { this.unitsPerBucket = v; }
+    public int getDefaultBucketsMax() { return defaultBucketsMax; }
+    public void setDefaultBucketsMax(int v) { this.defaultBucketsMax = v; }
 }

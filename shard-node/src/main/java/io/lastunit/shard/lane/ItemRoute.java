@@ -1,0 +1,150 @@
+package io.lastunit.shard.lane;
+
+import java.util.List;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLongArray;
+import java.util.concurrent.atomic.LongAdder;
+
+/**
+ * What every lane and the engine know about one item's buckets on this shard: which buckets
+ * are open (where new Reserves go), each bucket's committed available units and earliest HELD
+ * expiry as published by the lane that last committed a change to it, and whether the item
+ * collapsed to its home region.
+ *
+ * <p>Thread-safe: written by lanes after their commits, read by the engine (routing) and by
+ * other lanes (a dry bucket looking for a sibling to borrow from). Published values are hints:
+ * the database stays the arbiter, so a stale value costs a redo or a borrow that finds less
+ * than hoped, never an oversell. A value is only published after the commit that made it, so a
+ * Release acknowledged to a caller is always visible here.
+ */
+final class ItemRoute {
+    final String tenantId;
+    final String itemId;
+    final int bucketCount;
+    final String homeRegion;
+    /** Regions the item is sold in (one for a single-region item). */
+    final List<String> regions;
+    private volatile int[] open;
+    private final AtomicLongArray available;
+    private final AtomicLongArray dueMicros;
+    /** Collapsed into one bucket, or a collapse is queued: request it once. */
+    final AtomicBoolean collapsing = new AtomicBoolean();
+    /** The item shipped its stock home (DESIGN §6): new Reserves here are forwarded. */
+    volatile boolean regionCollapsed;
+    /** Reserves decided for the item (every outcome) and SOLD_OUT answers: demand for the balancer. */
+    final LongAdder reserves = new LongAdder();
+    final LongAdder soldOuts = new LongAdder();
+
+    ItemRoute(String tenantId, String itemId, int bucketCount, String homeRegion, List<String> regions,
+              int[] open, boolean regionCollapsed) {
+        this.tenantId = tenantId;
+        this.itemId = itemId;
+        this.bucketCount = bucketCount;
+        this.homeRegion = homeRegion;
+        this.regions = List.copyOf(regions);
+        this.open = open.clone();
+        this.available = new AtomicLongArray(bucketCount);
+        this.dueMicros = new AtomicLongArray(bucketCount);
+        for (int b = 0; b < bucketCount; b++) {
+            dueMicros.set(b, Long.MAX_VALUE);
+        }
+        this.regionCollapsed = regionCollapsed;
+        if (open.length <= 1) {
+            collapsing.set(true);
+        }
+    }
+
+    /** The bucket a new Reserve with this idempotency key goes to: stable while the open set is. */
+    int bucketFor(String idempotencyKey) {
+        int[] o = open;
+        if (o.length == 1) {
+            return o[0];
+        }
+        int h = idempotencyKey.hashCode(); // murmur3's finalizer: every key bit reaches every bucket bit
+        h ^= h >>> 16;
+        h *= 0x85ebca6b;
+        h ^= h >>> 13;
+        h *= 0xc2b2ae35;
+        h ^= h >>> 16;
+        return o[(int) (((h & 0xffffffffL) * o.length) >>> 32)];
+    }
+
+    int[] open() {
+        return open;
+    }
+
+    boolean isOpen(int bucketNo) {
+        for (int b : open) {
+            if (b == bucketNo) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    void closeAllBut0() {
+        open = new int[] {0};
+        collapsing.set(true);
+    }
+
+    boolean multiRegion() {
+        return regions.size() > 1;
+    }
+
+    boolean isHome(String region) {
+        return homeRegion.equals(region);
+    }
+
+    void publish(int bucketNo, long availableUnits) {
+        if (bucketNo >= 0 && bucketNo < bucketCount) {
+            available.set(bucketNo, availableUnits);
+        }
+    }
+
+    void publishDue(int bucketNo, long micros) {
+        if (bucketNo >= 0 && bucketNo < bucketCount) {
+            dueMicros.set(bucketNo, micros);
+        }
+    }
+
+    long available(int bucketNo) {
+        return available.get(bucketNo);
+    }
+
+    long dueMicros(int bucketNo) {
+        return dueMicros.get(bucketNo);
+    }
+
+    /** Committed available units over every bucket, as last published. */
+    long availableSum() {
+        long s = 0;
+        for (int b = 0; b < bucketCount; b++) {
+            s += available.get(b);
+        }
+        return s;
+    }
+
+    /** The sibling with the most published available units, or -1 when every sibling shows none. */
+    int richestSibling(int except) {
+        int best = -1;
+        long most = 0;
+        for (int b = 0; b < bucketCount; b++) {
+            long a = available.get(b);
+            if (b != except && a > most) {
+                most = a;
+                best = b;
+            }
+        }
+        return best;
+    }
+
+    /** A sibling with holds due for expiry at {@code nowMicros}, or -1. */
+    int siblingDue(int except, long nowMicros) {
+        for (int b = 0; b < bucketCount; b++) {
+            if (b != except && dueMicros.get(b) <= nowMicros) {
+                return b;
+            }
+        }
+        return -1;
+    }
+}
