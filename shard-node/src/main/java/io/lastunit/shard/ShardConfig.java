@@ -53,9 +53,13 @@ public record ShardConfig(
      * @param namespace          the topology's root znode
      * @param advertisedAddress  host:port routers use to reach this node; empty = host:port
      * @param staleMax           how long a suspended session may serve the last topology
+     * @param standaloneRegion   the region a standalone node serves (with a topology, the
+     *                           region of this shard in its cell wins); empty = the first
+     *                           configured region
      */
-    public record Topology(String zookeeper, String namespace, String advertisedAddress, Duration staleMax) {
-        public static final Topology STANDALONE = new Topology("", "/lastunit", "", Duration.ofSeconds(10));
+    public record Topology(String zookeeper, String namespace, String advertisedAddress, Duration staleMax,
+                           String standaloneRegion) {
+        public static final Topology STANDALONE = new Topology("", "/lastunit", "", Duration.ofSeconds(10), "");
 
         public boolean enabled() {
             return !zookeeper.isBlank();

@@ -98,9 +98,10 @@ public final class ShardNode implements AutoCloseable {
         PlacementGuard guard = placement;
         server = builder
                 .directExecutor()
-                .addService(inventory = new InventoryGrpcService(validator, engine, reads, placement))
+                .addService(inventory = new InventoryGrpcService(validator, engine, reads, placement,
+                        standaloneRegion()))
                 .addService(new ShardGrpcService(validator, checker, reads, config.shardId(), engine,
-                        () -> guard.regionOr("", config.limits().regions().iterator().next())))
+                        () -> guard.regionOr("", standaloneRegion())))
                 .addService(health.getHealthService())
                 .permitKeepAliveTime(10, TimeUnit.SECONDS)
                 .permitKeepAliveWithoutCalls(true)
@@ -152,6 +153,12 @@ public final class ShardNode implements AutoCloseable {
 
     public synchronized LaneEngine engine() {
         return engine;
+    }
+
+    /** The region this node serves when no topology says otherwise. */
+    private String standaloneRegion() {
+        String r = config.topology().standaloneRegion();
+        return r.isEmpty() ? config.limits().regions().iterator().next() : r;
     }
 
     public synchronized InvariantChecker checker() {

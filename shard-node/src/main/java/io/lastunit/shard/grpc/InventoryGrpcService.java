@@ -42,12 +42,12 @@ public final class InventoryGrpcService extends InventoryServiceGrpc.InventorySe
     private final java.util.concurrent.atomic.AtomicLong calls = new java.util.concurrent.atomic.AtomicLong();
 
     public InventoryGrpcService(RequestValidator validator, LaneEngine engine, ReadPool reads,
-                                PlacementGuard placement) {
+                                PlacementGuard placement, String defaultRegion) {
         this.validator = validator;
         this.engine = engine;
         this.reads = reads;
         this.placement = placement;
-        this.defaultRegion = validator.limits().regions().iterator().next();
+        this.defaultRegion = defaultRegion;
     }
 
     /** Calls this service has received (answered or refused). */

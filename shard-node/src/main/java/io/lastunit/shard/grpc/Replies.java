@@ -23,10 +23,17 @@ final class Replies {
             try {
                 if (err != null) {
                     out.onError(GrpcErrors.toStatus(err));
-                } else {
-                    out.onNext(toResponse.apply(value));
-                    out.onCompleted();
+                    return;
                 }
+                R response;
+                try {
+                    response = toResponse.apply(value);
+                } catch (RuntimeException e) {
+                    out.onError(GrpcErrors.toStatus(e)); // the adapter refused the value (a Failure)
+                    return;
+                }
+                out.onNext(response);
+                out.onCompleted();
             } catch (RuntimeException e) {
                 // The call was cancelled or its deadline passed: nobody is listening any more.
                 log.debug("reply dropped: {}", e.toString());

@@ -73,7 +73,7 @@ public class ShardProperties {
         return new ShardConfig(id, host, port, new ShardConfig.Jdbc(jdbcUrl, jdbcUser, jdbcPassword, poolSize),
                 limits, laneConfig, Duration.ofMillis(sweepIntervalMs), sweepBucketsPerTickMax, readThreads,
                 readQueueCapacity, new ShardConfig.Topology(zookeeper, namespace, advertisedAddress,
-                Duration.ofMillis(topologyStaleMaxMs)),
+                Duration.ofMillis(topologyStaleMaxMs), regions.isEmpty() ? "" : regions.get(0)),
                 new ShardConfig.Tls(tlsCertificate.isBlank() ? null : new java.io.File(tlsCertificate),
                         tlsKey.isBlank() ? null : new java.io.File(tlsKey)));
     }
