@@ -31,7 +31,7 @@ class LimitsTest {
         long holdTtlMinMs = 1_000;
         long holdTtlMaxMs = 86_400_000;
         long holdTtlDefaultMs = 600_000;
-        int bucketCountMax = 1;
+        int bucketCountMax = 64;
         Set<String> regions = Set.of("eu-west");
 
         Limits build() {
@@ -68,7 +68,7 @@ class LimitsTest {
         assertThat(l.holdTtlMinMs()).isEqualTo(1_000L);
         assertThat(l.holdTtlMaxMs()).isEqualTo(86_400_000L);
         assertThat(l.holdTtlDefaultMs()).isEqualTo(600_000L);
-        assertThat(l.bucketCountMax()).isEqualTo(1);
+        assertThat(l.bucketCountMax()).isEqualTo(64);
         assertThat(l.regions()).containsExactlyInAnyOrder("eu-west", "us-east");
     }
 

@@ -11,6 +11,7 @@ import io.lastunit.api.inventory.v1.GetStockRequest;
 import io.lastunit.api.inventory.v1.RegionQuota;
 import io.lastunit.api.inventory.v1.ReserveRequest;
 import io.lastunit.api.inventory.v1.RestockRequest;
+import java.util.LinkedHashSet;
 import java.util.Map;
 import java.util.Set;
 import java.util.UUID;
@@ -25,7 +26,7 @@ import org.junit.jupiter.params.provider.MethodSource;
 import org.junit.jupiter.params.provider.ValueSource;
 
 class RequestValidatorTest {
-    static final Limits LIMITS = Limits.defaults(Set.of("eu-west", "us-east"));
+    static final Limits LIMITS = Limits.defaults(Set.of("eu-west", "us-east", "ap-east"));
     static final RequestValidator V = new RequestValidator(LIMITS);
     static final UUID UUID_1 = new UUID(0x0123456789ABCDEFL, 0xFEDCBA9876543210L);
 
@@ -45,6 +46,10 @@ class RequestValidatorTest {
                 .setItemId("sku-1")
                 .setTotal(1_000)
                 .setHomeRegion("eu-west");
+    }
+
+    static RegionQuota quota(String region, long quantity) {
+        return RegionQuota.newBuilder().setRegion(region).setQuantity(quantity).build();
     }
 
     static RestockRequest.Builder restock() {
@@ -205,7 +210,7 @@ class RequestValidatorTest {
         }
 
         @ParameterizedTest
-        @ValueSource(strings = {"eu-west", "us-east"})
+        @ValueSource(strings = {"eu-west", "us-east", "ap-east"})
         void reserve_acceptsEveryConfiguredRegion(String region) {
             assertThatCode(() -> V.reserve(reserve().setRegion(region).build())).doesNotThrowAnyException();
         }
@@ -245,8 +250,8 @@ class RequestValidatorTest {
                     .setPerBuyerLimit(100_000)
                     .setHoldTtlMs(86_400_000)
                     .setExtendByMs(86_400_000)
-                    .setBucketCount(1)
-                    .addRegionQuotas(RegionQuota.newBuilder().setRegion("eu-west").setQuantity(1_000_000_000L))
+                    .setBucketCount(64)
+                    .addRegionQuotas(quota("eu-west", 1_000_000_000L))
                     .build();
             CreateItemRequest atMin = createItem()
                     .setTotal(0)
@@ -325,90 +330,221 @@ class RequestValidatorTest {
         }
 
         @ParameterizedTest
-        @ValueSource(ints = {2, 3, Integer.MAX_VALUE})
-        void createItem_refusesBucketCountOverMax_namingBucketCount(int count) {
-            Failure f = assertInvalid(() -> V.createItem(createItem().setBucketCount(count).build()), "bucket_count");
-            assertThat(f.getMessage()).isEqualTo("bucket_count: is " + count + ", must be within [0, 1] (0 = default)");
-        }
-
-        @Test
-        void createItem_refusesNegativeBucketCount_namingBucketCount() {
-            assertInvalid(() -> V.createItem(createItem().setBucketCount(-1).build()), "bucket_count");
-        }
-
-        @Test
-        void createItem_refusesTwoRegionQuotas_namingRegionQuotas() {
-            CreateItemRequest r = createItem()
-                    .setTotal(10)
-                    .addRegionQuotas(RegionQuota.newBuilder().setRegion("eu-west").setQuantity(10))
-                    .addRegionQuotas(RegionQuota.newBuilder().setRegion("us-east").setQuantity(0))
-                    .build();
-
-            Failure f = assertInvalid(() -> V.createItem(r), "region_quotas");
-            assertThat(f.getMessage()).startsWith("region_quotas: has 2 entries");
-        }
-
-        @Test
-        void createItem_refusesTwoIdenticalHomeRegionQuotas_namingRegionQuotas() {
-            RegionQuota home = RegionQuota.newBuilder().setRegion("eu-west").setQuantity(10).build();
-            CreateItemRequest r = createItem().setTotal(10).addRegionQuotas(home).addRegionQuotas(home).build();
-
-            assertInvalid(() -> V.createItem(r), "region_quotas");
-        }
-
-        @Test
-        void createItem_refusesQuotaForOtherConfiguredRegion_namingRegionQuotas() {
-            CreateItemRequest r = createItem()
-                    .setTotal(10)
-                    .addRegionQuotas(RegionQuota.newBuilder().setRegion("us-east").setQuantity(10))
-                    .build();
-
-            Failure f = assertInvalid(() -> V.createItem(r), "region_quotas");
-            assertThat(f.getMessage()).isEqualTo("region_quotas: region=us-east quantity=10:"
-                    + " the only quota accepted is home_region=eu-west quantity=10");
+        @ValueSource(ints = {0, 1, 2, 8, 63, 64})
+        void createItem_acceptsBucketCountWithinZeroTo64(int count) {
+            assertThatCode(() -> V.createItem(createItem().setBucketCount(count).build())).doesNotThrowAnyException();
         }
 
         @ParameterizedTest
-        @ValueSource(longs = {0, 9, 11, -10})
-        void createItem_refusesQuotaWithWrongQuantity_namingRegionQuotas(long quantity) {
+        @ValueSource(ints = {65, 1_000, Integer.MAX_VALUE})
+        void createItem_refusesBucketCountOverMax_namingBucketCount(int count) {
+            Failure f = assertInvalid(() -> V.createItem(createItem().setBucketCount(count).build()), "bucket_count");
+            assertThat(f.getMessage()).isEqualTo("bucket_count: is " + count + ", must be within [0, 64] (0 = default)");
+        }
+
+        @ParameterizedTest
+        @ValueSource(ints = {-1, Integer.MIN_VALUE})
+        void createItem_refusesNegativeBucketCount_namingBucketCount(int count) {
+            Failure f = assertInvalid(() -> V.createItem(createItem().setBucketCount(count).build()), "bucket_count");
+            assertThat(f.getMessage()).isEqualTo("bucket_count: is " + count + ", must be within [0, 64] (0 = default)");
+        }
+
+        // ---- region_quotas: each region once, configured, home among them, sum = total, <= 16 entries
+
+        @Test
+        void createItem_acceptsThreeRegionQuotasSummingToTotal_homeAmongThem() {
             CreateItemRequest r = createItem()
-                    .setTotal(10)
-                    .addRegionQuotas(RegionQuota.newBuilder().setRegion("eu-west").setQuantity(quantity))
+                    .setTotal(1_000)
+                    .addRegionQuotas(quota("us-east", 300))
+                    .addRegionQuotas(quota("eu-west", 500))
+                    .addRegionQuotas(quota("ap-east", 200))
                     .build();
 
-            assertInvalid(() -> V.createItem(r), "region_quotas");
+            assertThatCode(() -> V.createItem(r)).doesNotThrowAnyException();
         }
 
         @Test
-        void createItem_refusesQuotaForUnknownRegion_namingRegionQuotasRegion() {
-            // An unconfigured region inside a quota is reported on the nested field.
+        void createItem_acceptsZeroQuotaForARegion() {
             CreateItemRequest r = createItem()
                     .setTotal(10)
-                    .addRegionQuotas(RegionQuota.newBuilder().setRegion("ap-south").setQuantity(10))
+                    .addRegionQuotas(quota("eu-west", 10))
+                    .addRegionQuotas(quota("us-east", 0))
                     .build();
 
-            assertInvalid(() -> V.createItem(r), "region_quotas.region");
+            assertThatCode(() -> V.createItem(r)).doesNotThrowAnyException();
+        }
+
+        @Test
+        void createItem_acceptsAllQuotasZero_forTotalZero() {
+            CreateItemRequest r = createItem()
+                    .setTotal(0)
+                    .addRegionQuotas(quota("eu-west", 0))
+                    .addRegionQuotas(quota("us-east", 0))
+                    .build();
+
+            assertThatCode(() -> V.createItem(r)).doesNotThrowAnyException();
+        }
+
+        @Test
+        void createItem_acceptsSingleQuotaForHomeRegionWithTotal() {
+            CreateItemRequest r = createItem().setTotal(10).addRegionQuotas(quota("eu-west", 10)).build();
+
+            assertThatCode(() -> V.createItem(r)).doesNotThrowAnyException();
+        }
+
+        @Test
+        void createItem_acceptsHomeQuotaOfZero_whenOthersHoldTheTotal() {
+            CreateItemRequest r = createItem()
+                    .setTotal(10)
+                    .addRegionQuotas(quota("us-east", 10))
+                    .addRegionQuotas(quota("eu-west", 0))
+                    .build();
+
+            assertThatCode(() -> V.createItem(r)).doesNotThrowAnyException();
+        }
+
+        /** A validator serving {@code n} regions r00, r01, ...; home is r00. */
+        static RequestValidator withRegions(int n) {
+            Set<String> regions = new LinkedHashSet<>();
+            for (int i = 0; i < n; i++) {
+                regions.add(String.format("r%02d", i));
+            }
+            return new RequestValidator(Limits.defaults(regions));
+        }
+
+        /** {@code n} quotas of one unit each, in regions r00, r01, ... */
+        static CreateItemRequest oneUnitIn(int regions) {
+            CreateItemRequest.Builder b = createItem().setHomeRegion("r00").setTotal(regions);
+            for (int i = 0; i < regions; i++) {
+                b.addRegionQuotas(quota(String.format("r%02d", i), 1));
+            }
+            return b.build();
+        }
+
+        @Test
+        void createItem_accepts16RegionQuotas() {
+            assertThatCode(() -> withRegions(16).createItem(oneUnitIn(16))).doesNotThrowAnyException();
+        }
+
+        @Test
+        void createItem_refuses17RegionQuotas_namingRegionQuotas() {
+            RequestValidator v = withRegions(17);
+
+            Failure f = assertInvalid(() -> v.createItem(oneUnitIn(17)), "region_quotas");
+            assertThat(f.getMessage()).isEqualTo("region_quotas: has 17 entries, at most 16");
+        }
+
+        @Test
+        void createItem_refusesARegionTwice_namingRegionQuotasRegion() {
+            CreateItemRequest r = createItem()
+                    .setTotal(10)
+                    .addRegionQuotas(quota("eu-west", 5))
+                    .addRegionQuotas(quota("us-east", 0))
+                    .addRegionQuotas(quota("eu-west", 5))
+                    .build();
+
+            Failure f = assertInvalid(() -> V.createItem(r), "region_quotas.region");
+            assertThat(f.getMessage()).isEqualTo("region_quotas.region: 'eu-west' appears twice");
+        }
+
+        @Test
+        void createItem_refusesTwoIdenticalHomeRegionQuotas_namingRegionQuotasRegion() {
+            RegionQuota home = quota("eu-west", 10);
+            CreateItemRequest r = createItem().setTotal(20).addRegionQuotas(home).addRegionQuotas(home).build();
+
+            Failure f = assertInvalid(() -> V.createItem(r), "region_quotas.region");
+            assertThat(f.getMessage()).isEqualTo("region_quotas.region: 'eu-west' appears twice");
+        }
+
+        @ParameterizedTest
+        @ValueSource(strings = {"ap-south", "EU-WEST", "eu-west-1"})
+        void createItem_refusesQuotaForUnconfiguredRegion_namingRegionQuotasRegion(String region) {
+            CreateItemRequest r = createItem()
+                    .setTotal(10)
+                    .addRegionQuotas(quota("eu-west", 5))
+                    .addRegionQuotas(quota(region, 5))
+                    .build();
+
+            Failure f = assertInvalid(() -> V.createItem(r), "region_quotas.region");
+            assertThat(f.getMessage()).startsWith("region_quotas.region: unknown region '" + region
+                    + "'; configured regions are ");
         }
 
         @Test
         void createItem_refusesQuotaWithEmptyRegion_namingRegionQuotasRegion() {
-            CreateItemRequest r = createItem()
-                    .setTotal(10)
-                    .addRegionQuotas(RegionQuota.newBuilder().setQuantity(10))
+            CreateItemRequest r = createItem().setTotal(10).addRegionQuotas(RegionQuota.newBuilder().setQuantity(10))
                     .build();
 
             Failure f = assertInvalid(() -> V.createItem(r), "region_quotas.region");
             assertThat(f.getMessage()).isEqualTo("region_quotas.region: is required");
         }
 
-        @Test
-        void createItem_acceptsSingleQuotaForHomeRegionWithTotal() {
+        @ParameterizedTest
+        @ValueSource(longs = {-1, Long.MIN_VALUE, 1_000_000_001L, Long.MAX_VALUE})
+        void createItem_refusesQuotaQuantityOutsideZeroToTotalMax_namingRegionQuotasQuantity(long quantity) {
             CreateItemRequest r = createItem()
                     .setTotal(10)
-                    .addRegionQuotas(RegionQuota.newBuilder().setRegion("eu-west").setQuantity(10))
+                    .addRegionQuotas(quota("eu-west", 10))
+                    .addRegionQuotas(quota("us-east", quantity))
                     .build();
 
-            assertThatCode(() -> V.createItem(r)).doesNotThrowAnyException();
+            Failure f = assertInvalid(() -> V.createItem(r), "region_quotas.quantity");
+            assertThat(f.getMessage()).isEqualTo("region_quotas.quantity: is " + quantity
+                    + " for region us-east, must be within [0, 1000000000]");
+        }
+
+        @Test
+        void createItem_refusesQuotasWithoutHomeRegion_namingRegionQuotas() {
+            CreateItemRequest r = createItem()
+                    .setTotal(10)
+                    .addRegionQuotas(quota("us-east", 6))
+                    .addRegionQuotas(quota("ap-east", 4))
+                    .build();
+
+            Failure f = assertInvalid(() -> V.createItem(r), "region_quotas");
+            assertThat(f.getMessage()).isEqualTo("region_quotas: has no entry for home_region eu-west");
+        }
+
+        @ParameterizedTest
+        @ValueSource(longs = {0, 9, 11, 1_000_000_000L})
+        void createItem_refusesQuotasNotSummingToTotal_namingRegionQuotas(long homeQuantity) {
+            CreateItemRequest r = createItem()
+                    .setTotal(20)
+                    .addRegionQuotas(quota("eu-west", homeQuantity))
+                    .addRegionQuotas(quota("us-east", 10))
+                    .build();
+
+            Failure f = assertInvalid(() -> V.createItem(r), "region_quotas");
+            assertThat(f.getMessage()).isEqualTo("region_quotas: quantities sum to " + (homeQuantity + 10)
+                    + ", total is 20");
+        }
+
+        @Test
+        void createItem_refusesSingleHomeQuotaBelowTotal_namingRegionQuotas() {
+            CreateItemRequest r = createItem().setTotal(10).addRegionQuotas(quota("eu-west", 9)).build();
+
+            Failure f = assertInvalid(() -> V.createItem(r), "region_quotas");
+            assertThat(f.getMessage()).isEqualTo("region_quotas: quantities sum to 9, total is 10");
+        }
+
+        @Test
+        void createItem_checksQuotasEntryByEntry_thenHome_thenSum() {
+            // The first bad entry is named, in list order, before the home and sum rules.
+            CreateItemRequest.Builder b = createItem()
+                    .setTotal(10)
+                    .addRegionQuotas(quota("us-east", -1))
+                    .addRegionQuotas(quota("mars", 5));
+            assertInvalid(() -> V.createItem(b.build()), "region_quotas.quantity");
+            b.setRegionQuotas(0, quota("us-east", 50));
+            assertInvalid(() -> V.createItem(b.build()), "region_quotas.region");
+            b.setRegionQuotas(1, quota("ap-east", 5));
+            Failure noHome = assertInvalid(() -> V.createItem(b.build()), "region_quotas");
+            assertThat(noHome.getMessage()).isEqualTo("region_quotas: has no entry for home_region eu-west");
+            b.addRegionQuotas(quota("eu-west", 5));
+            Failure sum = assertInvalid(() -> V.createItem(b.build()), "region_quotas");
+            assertThat(sum.getMessage()).isEqualTo("region_quotas: quantities sum to 60, total is 10");
+            b.setRegionQuotas(0, quota("us-east", 0));
+            assertThatCode(() -> V.createItem(b.build())).doesNotThrowAnyException();
         }
 
         @Test
@@ -419,7 +555,8 @@ class RequestValidatorTest {
                     .setHoldTtlMs(1)
                     .setExtendByMs(-1)
                     .setHomeRegion("nowhere")
-                    .setBucketCount(2);
+                    .setBucketCount(65)
+                    .addRegionQuotas(quota("us-east", 10));
             assertInvalid(() -> V.createItem(b.build()), "total");
             b.setTotal(10);
             assertInvalid(() -> V.createItem(b.build()), "per_buyer_limit");
@@ -431,7 +568,9 @@ class RequestValidatorTest {
             assertInvalid(() -> V.createItem(b.build()), "home_region");
             b.setHomeRegion("eu-west");
             assertInvalid(() -> V.createItem(b.build()), "bucket_count");
-            b.setBucketCount(1);
+            b.setBucketCount(64);
+            assertInvalid(() -> V.createItem(b.build()), "region_quotas");
+            b.addRegionQuotas(quota("eu-west", 0));
             assertThatCode(() -> V.createItem(b.build())).doesNotThrowAnyException();
         }
     }

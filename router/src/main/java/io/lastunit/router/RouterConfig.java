@@ -30,7 +30,11 @@ import java.util.List;
  * @param recentKeysMax         idempotency keys remembered (10 min) so their retries bypass the sold-out cache
  * @param tlsCertificate        PEM certificate chain of the router's listener, or null (plaintext)
  * @param tlsKey                PEM private key of the router's listener, or null
- * @param shardTrustCertificate PEM CA the shard nodes' certificates chain to, or null (plaintext to shards)
+ * @param shardTrustCertificate PEM CA the shard nodes' certificates chain to, or null (plaintext to shards);
+ *                              also used to dial the balancer leader
+ * @param pullWait              the longest a Reserve waits for one balancer Pull into a dry region
+ *                              (never past the caller's deadline)
+ * @param pullAttemptsMax       balancer Pulls per Reserve while its region stays dry
  */
 public record RouterConfig(
         String routerId,
@@ -53,7 +57,14 @@ public record RouterConfig(
         int recentKeysMax,
         File tlsCertificate,
         File tlsKey,
-        File shardTrustCertificate) {
+        File shardTrustCertificate,
+        Duration pullWait,
+        int pullAttemptsMax) {
+
+    /** Longest {@code pullWait}: a Reserve should not wait longer than this for stock to move. */
+    public static final Duration PULL_WAIT_MAX = Duration.ofSeconds(60);
+    /** Most {@code pullAttemptsMax}. */
+    public static final int PULL_ATTEMPTS_LIMIT = 10;
 
     public RouterConfig {
         tokenGrants = List.copyOf(tokenGrants);
@@ -81,6 +92,12 @@ public record RouterConfig(
         }
         if (attemptsMax < 1 || attemptsMax > 10) {
             problems.add("attemptsMax=" + attemptsMax + " is outside [1, 10]");
+        }
+        if (pullWait == null || pullWait.toMillis() < 1 || pullWait.compareTo(PULL_WAIT_MAX) > 0) {
+            problems.add("pullWait=" + pullWait + " is outside [1 ms, " + PULL_WAIT_MAX.toMillis() + " ms]");
+        }
+        if (pullAttemptsMax < 1 || pullAttemptsMax > PULL_ATTEMPTS_LIMIT) {
+            problems.add("pullAttemptsMax=" + pullAttemptsMax + " is outside [1, " + PULL_ATTEMPTS_LIMIT + "]");
         }
         if (recentKeysMax < 1) {
             problems.add("recentKeysMax must be >= 1");

@@ -13,6 +13,8 @@ import io.lastunit.common.topology.TopologyCache;
 import io.lastunit.router.auth.AuthInterceptor;
 import io.lastunit.router.auth.Authenticator;
 import io.lastunit.router.grpc.RouterInventoryService;
+import io.lastunit.router.route.BalancerClient;
+import io.lastunit.router.route.ReserveFlow;
 import io.lastunit.router.route.Router;
 import io.lastunit.router.route.ShardChannels;
 import io.lastunit.router.shed.BuyerRateLimiter;
@@ -34,9 +36,9 @@ import org.slf4j.LoggerFactory;
 
 /**
  * One running router: a ZooKeeper client and the watched topology, pooled channels to the
- * shard nodes, and the public gRPC server behind authentication. Started in that order and
- * stopped in reverse. Lifecycle LATENT → STARTED → CLOSED; {@link #close()} is idempotent.
- * Thread-safe.
+ * shard nodes, the watched balancer leader endpoint with its channel, and the public gRPC server
+ * behind authentication. Started in that order and stopped in reverse. Lifecycle LATENT →
+ * STARTED → CLOSED; {@link #close()} is idempotent. Thread-safe.
  */
 public final class RouterNode implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(RouterNode.class);
@@ -45,6 +47,7 @@ public final class RouterNode implements AutoCloseable {
     private CuratorFramework curator;
     private TopologyCache topology;
     private ShardChannels channels;
+    private BalancerClient balancer;
     private ScheduledExecutorService scheduler;
     private RouterInventoryService service;
     private Server server;
@@ -72,9 +75,12 @@ public final class RouterNode implements AutoCloseable {
             t.setDaemon(true);
             return t;
         });
-        Router router = new Router(topology, channels, scheduler, config.attemptsMax(), config.backoffBase(),
+        balancer = new BalancerClient(curator, config.namespace(), config.shardTrustCertificate()).start();
+        Router router = new Router(topology::current, channels, scheduler, config.attemptsMax(), config.backoffBase(),
                 config.defaultDeadline());
-        service = new RouterInventoryService(new RequestValidator(config.limits()), router, topology,
+        ReserveFlow reserveFlow = new ReserveFlow(balancer::pull, config.pullWait(), config.pullAttemptsMax());
+        service = new RouterInventoryService(new RequestValidator(config.limits()), router, reserveFlow,
+                topology::current,
                 new SoldOutCache(config.soldOutTtl().toNanos(), config.soldOutEntriesMax(), System::nanoTime),
                 new BuyerRateLimiter(config.buyerRatePerSecond(), config.buyerBurst(), config.buyersTrackedMax(),
                         System::nanoTime),
@@ -155,6 +161,9 @@ public final class RouterNode implements AutoCloseable {
         }
         if (channels != null) {
             channels.close();
+        }
+        if (balancer != null) {
+            balancer.close();
         }
         if (topology != null) {
             topology.close();

@@ -216,16 +216,28 @@ class ValidationIT {
                 bad("total=max+1", "total", b -> b.setTotal(1_000_000_001L)),
                 bad("home_region=mars", "home_region", b -> b.setHomeRegion("mars")),
                 bad("home_region empty", "home_region", b -> b.setHomeRegion("")),
-                bad("bucket_count=2", "bucket_count", b -> b.setBucketCount(2)),
+                bad("bucket_count=65", "bucket_count", b -> b.setBucketCount(65)),
                 bad("bucket_count=-1", "bucket_count", b -> b.setBucketCount(-1)),
-                bad("two region_quotas", "region_quotas", b -> b.setTotal(10)
-                        .addRegionQuotas(quota("local", 5)).addRegionQuotas(quota("eu", 5))),
-                bad("quota for a non-home region", "region_quotas", b -> b.setTotal(10)
+                bad("home region quoted twice", "region_quotas.region", b -> b.setTotal(10)
+                        .addRegionQuotas(quota("local", 5)).addRegionQuotas(quota("local", 5))),
+                bad("negative quota", "region_quotas.quantity", b -> b.setTotal(10)
+                        .addRegionQuotas(quota("local", -1)).addRegionQuotas(quota("local", 11))),
+                bad("17 region_quotas", "region_quotas", b -> {
+                    b.setTotal(17);
+                    for (int i = 0; i < 17; i++) {
+                        b.addRegionQuotas(quota("local", 1));
+                    }
+                }),
+                bad("two region_quotas summing over total", "region_quotas", b -> b.setTotal(10)
+                        .addRegionQuotas(quota("local", 5)).addRegionQuotas(quota("eu", 6))),
+                bad("no quota for home_region", "region_quotas", b -> b.setTotal(10)
                         .addRegionQuotas(quota("eu", 10))),
                 bad("home quota below total", "region_quotas", b -> b.setTotal(10)
                         .addRegionQuotas(quota("local", 9))),
+                bad("home quota above total", "region_quotas", b -> b.setTotal(10)
+                        .addRegionQuotas(quota("local", 11))),
                 bad("quota in unknown region", "region_quotas.region", b -> b.setTotal(10)
-                        .addRegionQuotas(quota("mars", 10))),
+                        .addRegionQuotas(quota("local", 5)).addRegionQuotas(quota("mars", 5))),
                 bad("per_buyer_limit=-1", "per_buyer_limit", b -> b.setPerBuyerLimit(-1)),
                 bad("per_buyer_limit=max+1", "per_buyer_limit", b -> b.setPerBuyerLimit(100_001)),
                 bad("hold_ttl_ms below min", "hold_ttl_ms", b -> b.setHoldTtlMs(TTL_MIN_MS - 1)),

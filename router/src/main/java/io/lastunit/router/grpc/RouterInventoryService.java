@@ -1,5 +1,7 @@
 package io.lastunit.router.grpc;
 
+import io.grpc.Context;
+import io.grpc.Deadline;
 import io.grpc.stub.StreamObserver;
 import io.lastunit.api.inventory.v1.ConfirmRequest;
 import io.lastunit.api.inventory.v1.ConfirmResponse;
@@ -12,6 +14,7 @@ import io.lastunit.api.inventory.v1.GetHoldResponse;
 import io.lastunit.api.inventory.v1.GetStockRequest;
 import io.lastunit.api.inventory.v1.GetStockResponse;
 import io.lastunit.api.inventory.v1.InventoryServiceGrpc;
+import io.lastunit.api.inventory.v1.RegionQuota;
 import io.lastunit.api.inventory.v1.ReleaseRequest;
 import io.lastunit.api.inventory.v1.ReleaseResponse;
 import io.lastunit.api.inventory.v1.ReserveOutcome;
@@ -25,9 +28,11 @@ import io.lastunit.common.GrpcErrors;
 import io.lastunit.common.HoldId;
 import io.lastunit.common.Reason;
 import io.lastunit.common.RequestValidator;
-import io.lastunit.common.topology.TopologyCache;
+import io.lastunit.common.topology.Topology;
 import io.lastunit.router.auth.AuthInterceptor;
 import io.lastunit.router.auth.Authenticator;
+import io.lastunit.router.route.CreateItemFanOut;
+import io.lastunit.router.route.ReserveFlow;
 import io.lastunit.router.route.Router;
 import io.lastunit.router.shed.BuyerRateLimiter;
 import io.lastunit.router.shed.InFlightLimiter;
@@ -36,16 +41,22 @@ import io.lastunit.router.shed.SoldOutCache;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Supplier;
 
 /**
  * The public InventoryService as the router serves it: validate every field, authorize the
  * tenant, shed what can be answered here (a recent SOLD_OUT, a buyer over its rate, an item with
- * too many calls in flight), then route to the owning shard. Handlers never block. Thread-safe.
+ * too many calls in flight), then route to the owning shard. Items sold in several regions: a
+ * Reserve goes through {@link ReserveFlow} (a dry region pulls stock through the balancer; a
+ * collapsed item's FORWARDED is followed home by {@link Router#callFollowingForward}); a
+ * CreateItem with region quotas goes to every quota region ({@link CreateItemFanOut}). Handlers
+ * never block. Thread-safe.
  */
 public final class RouterInventoryService extends InventoryServiceGrpc.InventoryServiceImplBase {
     private final RequestValidator validator;
     private final Router router;
-    private final TopologyCache topology;
+    private final ReserveFlow reserveFlow;
+    private final Supplier<Topology> topology;
     private final SoldOutCache soldOut;
     private final BuyerRateLimiter buyers;
     private final InFlightLimiter inFlight;
@@ -53,11 +64,13 @@ public final class RouterInventoryService extends InventoryServiceGrpc.Inventory
     /** Reserve calls answered by the router itself (sold-out cache, rate limit, in-flight cap). */
     private final AtomicLong shed = new AtomicLong();
 
-    public RouterInventoryService(RequestValidator validator, Router router, TopologyCache topology,
-                                  SoldOutCache soldOut, BuyerRateLimiter buyers, InFlightLimiter inFlight,
-                                  RecentKeys recentKeys) {
+    /** @param topology the current topology ({@code TopologyCache::current}); may throw {@link Failure} */
+    public RouterInventoryService(RequestValidator validator, Router router, ReserveFlow reserveFlow,
+                                  Supplier<Topology> topology, SoldOutCache soldOut, BuyerRateLimiter buyers,
+                                  InFlightLimiter inFlight, RecentKeys recentKeys) {
         this.validator = validator;
         this.router = router;
+        this.reserveFlow = reserveFlow;
         this.topology = topology;
         this.soldOut = soldOut;
         this.buyers = buyers;
@@ -92,15 +105,37 @@ public final class RouterInventoryService extends InventoryServiceGrpc.Inventory
         if (!requested.isEmpty()) {
             return requested;
         }
-        var t = topology.current();
+        var t = topology.get();
         String cell = t.cellOf(tenant);
-        Cell c = t.cells().stream().filter(x -> x.getName().equals(cell)).findFirst()
+        Cell c = t.cell(cell)
                 .orElseThrow(() -> Failure.retryable(Reason.TOPOLOGY_UNAVAILABLE, "cell " + cell + " is unknown",
                         Duration.ofSeconds(1)));
         if (c.getRegionsCount() != 1) {
             throw Failure.invalid("region", "is required: cell " + cell + " serves regions " + c.getRegionsList());
         }
         return c.getRegions(0);
+    }
+
+    /** The request with its region set to {@code region} (a Reserve forwarded or collapsed home). */
+    private static ReserveRequest inRegion(ReserveRequest r, String region) {
+        return r.getRegion().equals(region) ? r : r.toBuilder().setRegion(region).build();
+    }
+
+    /** Every quota region must be served by the tenant's cell: refused naming the quota's field. */
+    private void checkQuotaRegions(CreateItemRequest r) {
+        if (r.getRegionQuotasCount() == 0) {
+            return;
+        }
+        Topology t = topology.get();
+        String cell = t.cellOf(r.getTenantId());
+        // An unknown cell is left to the router, which answers it as it answers any call.
+        Cell c = t.cell(cell).orElse(null);
+        for (RegionQuota q : r.getRegionQuotasList()) {
+            if (c != null && !c.getRegionsList().contains(q.getRegion())) {
+                throw Failure.invalid("region_quotas.region", "'" + q.getRegion() + "' is not served by cell "
+                        + cell + " of tenant " + r.getTenantId() + ", which serves " + c.getRegionsList());
+            }
+        }
     }
 
     private static <T> void reply(CompletableFuture<T> f, StreamObserver<T> out) {
@@ -146,19 +181,23 @@ public final class RouterInventoryService extends InventoryServiceGrpc.Inventory
                 throw Failure.retryable(Reason.ITEM_BUSY, "too many requests in flight for item " + r.getItemId(),
                         Duration.ofMillis(50));
             }
-            CompletableFuture<ReserveResponse> f = router.call(r.getTenantId(), r.getItemId(), r.getRegion(), true,
-                    (ch, o) -> stub(ch, o).reserve(r));
+            Context ctx = Context.current();
+            CompletableFuture<ReserveFlow.Answer> f = reserveFlow.reserve(r, router.deadline(ctx),
+                    (req, deadline) -> router.callFollowingForward(ctx, deadline, req.getTenantId(), req.getItemId(),
+                            req.getRegion(), (region, ch, o) -> stub(ch, o).reserve(inRegion(req, region))));
             // The bookkeeping runs before the reply is sent (the reply depends on it).
-            reply(f.whenComplete((resp, err) -> {
+            reply(f.whenComplete((answer, err) -> {
                 inFlight.release(key);
+                ReserveResponse resp = answer == null ? null : answer.response();
                 if (resp == null || resp.getOutcome() == ReserveOutcome.RESERVED) {
                     recentKeys.remember(r.getTenantId(), r.getIdempotencyKey()); // placed, or outcome unknown
-                } else if (resp.getOutcome() == ReserveOutcome.SOLD_OUT && r.getQuantity() == 1) {
+                } else if (answer.soldOutFinal() && r.getQuantity() == 1) {
                     // Only a one-unit SOLD_OUT proves nothing is left; a larger request may fail
-                    // while a smaller one would still succeed, so it is not cached.
+                    // while a smaller one would still succeed, so it is not cached. Nor is a
+                    // SOLD_OUT of a region that stayed dry while another may still have stock.
                     soldOut.markSoldOut(key);
                 }
-            }), out);
+            }).thenApply(ReserveFlow.Answer::response), out);
         } catch (Failure f) {
             out.onError(GrpcErrors.toStatus(f));
         }
@@ -169,8 +208,11 @@ public final class RouterInventoryService extends InventoryServiceGrpc.Inventory
         try {
             validator.createItem(r);
             authorize(r.getTenantId(), true);
-            reply(router.call(r.getTenantId(), r.getItemId(), r.getHomeRegion(), true,
-                    (ch, o) -> stub(ch, o).createItem(r)), out);
+            checkQuotaRegions(r);
+            Context ctx = Context.current();
+            Deadline deadline = router.deadline(ctx);
+            reply(CreateItemFanOut.create(r, region -> router.call(ctx, deadline, r.getTenantId(), r.getItemId(),
+                    region, true, (ch, o) -> stub(ch, o).createItem(r))), out);
         } catch (Failure f) {
             out.onError(GrpcErrors.toStatus(f));
         }

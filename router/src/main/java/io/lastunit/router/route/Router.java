@@ -4,6 +4,7 @@ import com.google.common.util.concurrent.FutureCallback;
 import com.google.common.util.concurrent.Futures;
 import com.google.common.util.concurrent.ListenableFuture;
 import com.google.common.util.concurrent.MoreExecutors;
+import com.google.rpc.ErrorInfo;
 import io.grpc.CallOptions;
 import io.grpc.Context;
 import io.grpc.Deadline;
@@ -15,13 +16,13 @@ import io.lastunit.common.Failure;
 import io.lastunit.common.GrpcErrors;
 import io.lastunit.common.Reason;
 import io.lastunit.common.topology.Topology;
-import io.lastunit.common.topology.TopologyCache;
 import java.time.Duration;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BiFunction;
+import java.util.function.Supplier;
 
 /**
  * Sends one call to the shard that owns (tenant, item, region): tenant → cell (from the
@@ -34,6 +35,11 @@ import java.util.function.BiFunction;
  * attempts; ABORTED (a shard saying MOVED: stale routing) re-routes with the current topology.
  * A shard that is not registered as live is answered UNAVAILABLE (SHARD_UNAVAILABLE) without a
  * call: its items pause, they never look sold out. The caller's cancellation reaches the shard.
+ *
+ * <p>ABORTED with reason FORWARDED (the item collapsed to its home region; the shard recorded the
+ * key as FORWARDED) is followed only by {@link #callFollowingForward}: the call is sent once more,
+ * at once, to the shard of the {@code home_region} the shard named, with the request's region set
+ * to it; that attempt counts within {@code attemptsMax}. Every other call passes FORWARDED on.
  * Thread-safe.
  */
 public final class Router {
@@ -43,14 +49,24 @@ public final class Router {
     public interface ShardCall<R> extends BiFunction<ManagedChannel, CallOptions, ListenableFuture<R>> {
     }
 
-    private final TopologyCache topology;
+    /** A call whose request names the region it is sent to, so that it can be sent to another region. */
+    @FunctionalInterface
+    public interface RegionalCall<R> {
+        ListenableFuture<R> apply(String region, ManagedChannel channel, CallOptions options);
+    }
+
+    /** ErrorInfo metadata of FORWARDED: the region the item collapsed to. */
+    public static final String HOME_REGION = "home_region";
+
+    private final Supplier<Topology> topology;
     private final ShardChannels channels;
     private final ScheduledExecutorService scheduler;
     private final int attemptsMax;
     private final Duration backoffBase;
     private final Duration defaultDeadline;
 
-    public Router(TopologyCache topology, ShardChannels channels, ScheduledExecutorService scheduler,
+    /** @param topology the current topology ({@code TopologyCache::current}); may throw {@link Failure} */
+    public Router(Supplier<Topology> topology, ShardChannels channels, ScheduledExecutorService scheduler,
                   int attemptsMax, Duration backoffBase, Duration defaultDeadline) {
         if (attemptsMax < 1) {
             throw new IllegalArgumentException("attemptsMax must be >= 1, got " + attemptsMax);
@@ -65,7 +81,7 @@ public final class Router {
 
     /** Which shard owns (tenant, item, region) now; fails with the reason a call would fail with. */
     public ShardInfo resolve(String tenant, String item, String region) {
-        Topology t = topology.current();
+        Topology t = topology.get();
         if (t.stateOf(tenant) == TenantState.MOVING) {
             throw Failure.retryable(Reason.TENANT_MOVING, "tenant " + tenant + " is moving between cells",
                     Duration.ofSeconds(1));
@@ -87,88 +103,142 @@ public final class Router {
         return shard;
     }
 
+    /** The deadline of a call made in {@code ctx}: the caller's, or {@code defaultDeadline} from now. */
+    public Deadline deadline(Context ctx) {
+        return ctx.getDeadline() != null ? ctx.getDeadline()
+                : Deadline.after(defaultDeadline.toMillis(), TimeUnit.MILLISECONDS);
+    }
+
+    /** {@link #call(Context, Deadline, String, String, String, boolean, ShardCall)} in the current context. */
     public <R> CompletableFuture<R> call(String tenant, String item, String region, boolean idempotent,
                                          ShardCall<R> call) {
         Context ctx = Context.current();
-        Deadline deadline = ctx.getDeadline() != null ? ctx.getDeadline()
-                : Deadline.after(defaultDeadline.toMillis(), TimeUnit.MILLISECONDS);
+        return call(ctx, deadline(ctx), tenant, item, region, idempotent, call);
+    }
+
+    /**
+     * Sends {@code call} to the owner of (tenant, item, region) until {@code deadline}, for the
+     * caller of {@code ctx} (its cancellation stops the retries). For a caller that makes several
+     * calls, from callbacks too, under one deadline.
+     */
+    public <R> CompletableFuture<R> call(Context ctx, Deadline deadline, String tenant, String item, String region,
+                                         boolean idempotent, ShardCall<R> call) {
         CompletableFuture<R> result = new CompletableFuture<>();
-        attempt(ctx, deadline, tenant, item, region, idempotent, call, 1, result);
+        attempt(new Call<>(ctx, deadline, tenant, item, idempotent, false, (r, ch, o) -> call.apply(ch, o), result),
+                region, 1);
         return result;
     }
 
-    private <R> void attempt(Context ctx, Deadline deadline, String tenant, String item, String region,
-                             boolean idempotent, ShardCall<R> call, int n, CompletableFuture<R> result) {
-        if (ctx.isCancelled()) {
-            result.completeExceptionally(Status.CANCELLED.withDescription("caller cancelled").asRuntimeException());
+    /**
+     * An idempotent call (a Reserve) that follows one FORWARDED answer to the home region: see the
+     * class comment. {@code call} builds its request for the region it is given.
+     */
+    public <R> CompletableFuture<R> callFollowingForward(Context ctx, Deadline deadline, String tenant, String item,
+                                                         String region, RegionalCall<R> call) {
+        CompletableFuture<R> result = new CompletableFuture<>();
+        attempt(new Call<>(ctx, deadline, tenant, item, true, true, call, result), region, 1);
+        return result;
+    }
+
+    /** What stays the same across the attempts of one call. */
+    private record Call<R>(Context ctx, Deadline deadline, String tenant, String item, boolean idempotent,
+                           boolean followForward, RegionalCall<R> call, CompletableFuture<R> result) {
+        /** The same call, which may not follow another FORWARDED. */
+        Call<R> forwarded() {
+            return new Call<>(ctx, deadline, tenant, item, idempotent, false, call, result);
+        }
+    }
+
+    private <R> void attempt(Call<R> c, String region, int n) {
+        if (c.ctx.isCancelled()) {
+            c.result.completeExceptionally(Status.CANCELLED.withDescription("caller cancelled").asRuntimeException());
             return;
         }
         ShardInfo shard;
         try {
-            shard = resolve(tenant, item, region);
+            shard = resolve(c.tenant, c.item, region);
         } catch (Failure f) {
-            if ((f.reason() == Reason.SHARD_UNAVAILABLE || f.reason() == Reason.TOPOLOGY_UNAVAILABLE) && idempotent
-                    && retry(ctx, deadline, n,
-                    () -> attempt(ctx, deadline, tenant, item, region, idempotent, call, n + 1, result))) {
+            if ((f.reason() == Reason.SHARD_UNAVAILABLE || f.reason() == Reason.TOPOLOGY_UNAVAILABLE) && c.idempotent
+                    && retry(c, n, () -> attempt(c, region, n + 1))) {
                 return;
             }
-            result.completeExceptionally(f);
+            c.result.completeExceptionally(f);
             return;
         }
         ListenableFuture<R> f;
-        Context previous = ctx.attach();
+        Context previous = c.ctx.attach();
         try {
-            f = call.apply(channels.get(shard.getAddress()), CallOptions.DEFAULT.withDeadline(deadline));
+            f = c.call.apply(region, channels.get(shard.getAddress()), CallOptions.DEFAULT.withDeadline(c.deadline));
         } catch (RuntimeException e) {
             // e.g. the router is closing its channels: the caller gets an answer, never silence.
-            result.completeExceptionally(Failure.retryable(Reason.SHUTTING_DOWN, "router could not call shard "
+            c.result.completeExceptionally(Failure.retryable(Reason.SHUTTING_DOWN, "router could not call shard "
                     + shard.getShardId() + ": " + e.getMessage(), Duration.ofMillis(500)));
             return;
         } finally {
-            ctx.detach(previous);
+            c.ctx.detach(previous);
         }
         Futures.addCallback(f, new FutureCallback<>() {
             @Override
             public void onSuccess(R value) {
-                result.complete(value);
+                c.result.complete(value);
             }
 
             @Override
             public void onFailure(Throwable t) {
                 Status.Code code = Status.fromThrowable(t).getCode();
+                if (code == Status.Code.ABORTED && isReason(t, Reason.FORWARDED)) {
+                    String home = forwardTarget(c, t, region, n);
+                    if (home != null) {
+                        // A redirect, not a failure: no backoff.
+                        attempt(c.forwarded(), home, n + 1);
+                    } else {
+                        c.result.completeExceptionally(t);
+                    }
+                    return;
+                }
                 boolean moved = code == Status.Code.ABORTED;
                 boolean down = code == Status.Code.UNAVAILABLE
                         && !isReason(t, Reason.TENANT_MOVING) && !isReason(t, Reason.ITEM_NOT_ACTIVE);
-                if ((moved || (down && idempotent)) && retry(ctx, deadline, n,
-                        () -> attempt(ctx, deadline, tenant, item, region, idempotent, call, n + 1, result))) {
+                if ((moved || (down && c.idempotent)) && retry(c, n, () -> attempt(c, region, n + 1))) {
                     return;
                 }
                 if (down && GrpcErrors.errorInfo(t).isEmpty()) {
                     // No answer from the shard itself (connection refused, reset): say which shard.
                     // A shard's own UNAVAILABLE (with its reason) is passed on unchanged.
-                    result.completeExceptionally(Failure.retryable(Reason.SHARD_UNAVAILABLE, "shard "
+                    c.result.completeExceptionally(Failure.retryable(Reason.SHARD_UNAVAILABLE, "shard "
                             + shard.getShardId() + " did not answer after " + n + " attempt(s): "
                             + Status.fromThrowable(t), Duration.ofMillis(500)));
                     return;
                 }
-                result.completeExceptionally(t);
+                c.result.completeExceptionally(t);
             }
         }, MoreExecutors.directExecutor());
+    }
+
+    /** The home region to forward to, or null when this FORWARDED is passed on to the caller. */
+    private String forwardTarget(Call<?> c, Throwable t, String region, int n) {
+        if (!c.followForward || n >= attemptsMax || c.ctx.isCancelled()) {
+            return null;
+        }
+        String home = GrpcErrors.errorInfo(t).map(ErrorInfo::getMetadataMap)
+                .map(m -> m.get(HOME_REGION)).orElse(null);
+        // A FORWARDED that names no region, or the region that answered it, would loop.
+        return home == null || home.isEmpty() || home.equals(region) ? null : home;
     }
 
     private static boolean isReason(Throwable t, Reason r) {
         return GrpcErrors.errorInfo(t).map(i -> i.getReason().equals(r.name())).orElse(false);
     }
 
-    private boolean retry(Context ctx, Deadline deadline, int n, Runnable again) {
+    private boolean retry(Call<?> c, int n, Runnable again) {
         if (n >= attemptsMax) {
             return false;
         }
         long delayMs = backoffBase.toMillis() << Math.min(n - 1, 6);
-        if (deadline.timeRemaining(TimeUnit.MILLISECONDS) <= delayMs) {
+        if (c.deadline.timeRemaining(TimeUnit.MILLISECONDS) <= delayMs) {
             return false;
         }
-        scheduler.schedule(ctx.wrap(again), delayMs, TimeUnit.MILLISECONDS);
+        scheduler.schedule(c.ctx.wrap(again), delayMs, TimeUnit.MILLISECONDS);
         return true;
     }
 

@@ -7,6 +7,7 @@ import java.io.File;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Function;
 import javax.net.ssl.SSLException;
 
 /**
@@ -17,22 +18,31 @@ import javax.net.ssl.SSLException;
  */
 public final class ShardChannels implements AutoCloseable {
     private final ConcurrentHashMap<String, ManagedChannel> channels = new ConcurrentHashMap<>();
-    private final File trustCertificate;
+    private final Function<String, ManagedChannel> open;
     private volatile boolean closed;
 
     /** @param trustCertificate PEM of the CA that signed the shard nodes' certificates, or null for plaintext */
     public ShardChannels(File trustCertificate) {
-        this.trustCertificate = trustCertificate;
+        this(address -> open(address, trustCertificate));
+    }
+
+    /** Channels made by {@code open} (tests pass in-process channels). */
+    public ShardChannels(Function<String, ManagedChannel> open) {
+        this.open = open;
     }
 
     public ManagedChannel get(String address) {
         if (closed) {
             throw new IllegalStateException("shard channels are closed");
         }
-        return channels.computeIfAbsent(address, this::open);
+        return channels.computeIfAbsent(address, open);
     }
 
-    private ManagedChannel open(String address) {
+    /**
+     * A kept-alive channel to {@code host:port}, over TLS trusting {@code trustCertificate}, or
+     * plaintext when it is null. The router dials the balancer leader the same way.
+     */
+    static ManagedChannel open(String address, File trustCertificate) {
         NettyChannelBuilder b = NettyChannelBuilder.forTarget(address)
                 .keepAliveTime(30, TimeUnit.SECONDS)
                 .keepAliveTimeout(10, TimeUnit.SECONDS)

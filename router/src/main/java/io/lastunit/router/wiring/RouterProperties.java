@@ -38,6 +38,8 @@ public class RouterProperties {
     private String tlsCertificate = "";
     private String tlsKey = "";
     private String shardTrustCertificate = "";
+    private long pullWaitMs = 1_000;
+    private int pullAttemptsMax = 3;
     private int reserveQuantityMax = LIMITS.reserveQuantityMax();
     private long holdTtlMinMs = LIMITS.holdTtlMinMs();
     private long holdTtlMaxMs = LIMITS.holdTtlMaxMs();
@@ -51,7 +53,7 @@ public class RouterProperties {
                 Duration.ofMillis(topologyStaleMaxMs), attemptsMax, Duration.ofMillis(backoffBaseMs),
                 Duration.ofMillis(defaultDeadlineMs), Duration.ofMillis(soldOutTtlMs), soldOutEntriesMax,
                 buyerRatePerSecond, buyerBurst, buyersTrackedMax, inFlightPerItemMax, recentKeysMax, file(tlsCertificate),
-                file(tlsKey), file(shardTrustCertificate));
+                file(tlsKey), file(shardTrustCertificate), Duration.ofMillis(pullWaitMs), pullAttemptsMax);
     }
 
     private static File file(String path) {
@@ -100,6 +102,10 @@ public class RouterProperties {
     public void setTlsKey(String v) { this.tlsKey = v; }
     public String getShardTrustCertificate() { return shardTrustCertificate; }
     public void setShardTrustCertificate(String v) { this.shardTrustCertificate = v; }
+    public long getPullWaitMs() { return pullWaitMs; }
+    public void setPullWaitMs(long v) { this.pullWaitMs = v; }
+    public int getPullAttemptsMax() { return pullAttemptsMax; }
+    public void setPullAttemptsMax(int v) { this.pullAttemptsMax = v; }
     public int getReserveQuantityMax() { return reserveQuantityMax; }
     public void setReserveQuantityMax(int v) { this.reserveQuantityMax = v; }
     public long getHoldTtlMinMs() { return holdTtlMinMs; }

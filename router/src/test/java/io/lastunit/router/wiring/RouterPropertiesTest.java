@@ -1,0 +1,82 @@
+package io.lastunit.router.wiring;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.lastunit.router.RouterConfig;
+import io.micronaut.context.ApplicationContext;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+/** The balancer pull settings as RouterProperties carries them and RouterConfig checks them. */
+class RouterPropertiesTest {
+
+    static RouterProperties properties() {
+        RouterProperties p = new RouterProperties();
+        p.setTokens(List.of("0".repeat(64) + ":ops:*:admin"));
+        return p;
+    }
+
+    @Test
+    void pullSettings_defaultToOneSecondAndThreePulls() {
+        RouterConfig c = properties().toConfig();
+
+        assertThat(c.pullWait()).isEqualTo(Duration.ofMillis(1_000));
+        assertThat(c.pullAttemptsMax()).isEqualTo(3);
+    }
+
+    @Test
+    void pullSettings_bindFromTheirDocumentedKeys() {
+        try (ApplicationContext ctx = ApplicationContext.run(Map.of(
+                "lastunit.router.tokens", List.of("0".repeat(64) + ":ops:*:admin"),
+                "lastunit.router.pull-wait-ms", 250,
+                "lastunit.router.pull-attempts-max", 5))) {
+            RouterConfig c = ctx.getBean(RouterConfig.class);
+
+            assertThat(c.pullWait()).isEqualTo(Duration.ofMillis(250));
+            assertThat(c.pullAttemptsMax()).isEqualTo(5);
+        }
+    }
+
+    @ParameterizedTest
+    @ValueSource(longs = {1, 250, 60_000})
+    void pullWaitMs_isAcceptedWithinItsBounds(long ms) {
+        RouterProperties p = properties();
+        p.setPullWaitMs(ms);
+
+        assertThat(p.toConfig().pullWait()).isEqualTo(Duration.ofMillis(ms));
+    }
+
+    @ParameterizedTest
+    @ValueSource(longs = {0, -1, 60_001})
+    void pullWaitMs_outsideItsBounds_failsStart(long ms) {
+        RouterProperties p = properties();
+        p.setPullWaitMs(ms);
+
+        assertThatThrownBy(p::toConfig).isInstanceOf(IllegalArgumentException.class)
+                .hasMessage("invalid router config: pullWait=" + Duration.ofMillis(ms) + " is outside [1 ms, 60000 ms]");
+    }
+
+    @ParameterizedTest
+    @ValueSource(ints = {1, 10})
+    void pullAttemptsMax_isAcceptedWithinItsBounds(int n) {
+        RouterProperties p = properties();
+        p.setPullAttemptsMax(n);
+
+        assertThat(p.toConfig().pullAttemptsMax()).isEqualTo(n);
+    }
+
+    @ParameterizedTest
+    @ValueSource(ints = {0, -1, 11})
+    void pullAttemptsMax_outsideItsBounds_failsStart(int n) {
+        RouterProperties p = properties();
+        p.setPullAttemptsMax(n);
+
+        assertThatThrownBy(p::toConfig).isInstanceOf(IllegalArgumentException.class)
+                .hasMessage("invalid router config: pullAttemptsMax=" + n + " is outside [1, 10]");
+    }
+}
