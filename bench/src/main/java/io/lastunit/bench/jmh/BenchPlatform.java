@@ -66,10 +66,16 @@ final class BenchPlatform implements AutoCloseable {
      * lands on the shard the placement picks), up to 64 at a time.
      */
     void createItems(int n, long total) throws Exception {
+        createItems(n, total, 1);
+    }
+
+    /** As {@link #createItems(int, long)}, each item split into {@code buckets} escrow buckets. */
+    void createItems(int n, long total, int buckets) throws Exception {
         List<ListenableFuture<CreateItemResponse>> window = new ArrayList<>();
         for (int i = 0; i < n; i++) {
             window.add(client.inventoryAsync().createItem(CreateItemRequest.newBuilder().setTenantId(BenchItems.TENANT)
-                    .setItemId(BenchItems.itemId(i)).setTotal(total).setHomeRegion(BenchItems.REGION).build()));
+                    .setItemId(BenchItems.itemId(i)).setTotal(total).setHomeRegion(BenchItems.REGION)
+                    .setBucketCount(buckets).build()));
             if (window.size() == 64 || i == n - 1) {
                 for (ListenableFuture<CreateItemResponse> f : window) {
                     f.get(RouterClient.DEADLINE_SECONDS, TimeUnit.SECONDS);

@@ -49,17 +49,21 @@ public class EndToEndBench {
     @Param({"1", "1000"})
     public int items;
 
+    /** Escrow buckets per item. */
+    @Param({"1", "4", "16"})
+    public int buckets;
+
     private BenchPlatform platform;
     private RouterClient client;
     private String[] itemIds;
 
     @Setup(Level.Trial)
     public void setUp() throws Exception {
-        platform = BenchPlatform.start("e2e_" + items, Map.of());
+        platform = BenchPlatform.start("e2e_" + items + "_" + buckets, Map.of());
         try {
             client = platform.client();
             itemIds = BenchItems.itemIds(items);
-            platform.createItems(items, BenchItems.TOTAL);
+            platform.createItems(items, BenchItems.TOTAL, buckets);
         } catch (Exception | Error e) {
             tearDown();
             throw e;

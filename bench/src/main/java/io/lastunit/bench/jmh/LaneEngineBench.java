@@ -42,8 +42,8 @@ import org.openjdk.jmh.annotations.TearDown;
  * counters), durable commit before the caller is answered, same callers. The engine's advantage
  * is only what its design earns: one transaction and one bucket-row write per batch.
  *
- * <p>Buckets: items have one bucket today. When escrow buckets arrive (their own issue) this
- * benchmark gains a {@code buckets} parameter (1, 4, 16) for the same scenarios.
+ * <p>Buckets: every item is created with {@code buckets} escrow buckets (1, 4, 16); a hot item on
+ * several buckets is written by several lanes at once, each with its own transaction.
  *
  * <p>At the end of a trial it prints the engine's counters: mean batch (operations per batch)
  * is the group-commit factor, and redos should be 0.
@@ -61,6 +61,10 @@ public class LaneEngineBench {
     @Param({"1", "1000"})
     public int items;
 
+    /** Escrow buckets per item. */
+    @Param({"1", "4", "16"})
+    public int buckets;
+
     private BenchDatabase db;
     private ShardNode node;
     private LaneEngine engine;
@@ -68,7 +72,7 @@ public class LaneEngineBench {
 
     @Setup(Level.Trial)
     public void setUp() throws Exception {
-        db = BenchDatabase.create("engine_" + items);
+        db = BenchDatabase.create("engine_" + items + "_" + buckets);
         try {
             ShardProperties p = new ShardProperties();
             p.setId("bench-shard");
@@ -83,7 +87,8 @@ public class LaneEngineBench {
             List<CompletableFuture<?>> created = new ArrayList<>();
             for (String item : itemIds) {
                 created.add(engine.createItem(CreateItemRequest.newBuilder().setTenantId(BenchItems.TENANT)
-                        .setItemId(item).setTotal(BenchItems.TOTAL).setHomeRegion(BenchItems.REGION).build()));
+                        .setItemId(item).setTotal(BenchItems.TOTAL).setHomeRegion(BenchItems.REGION).setBucketCount(buckets)
+                        .build(), BenchItems.REGION));
             }
             CompletableFuture.allOf(created.toArray(CompletableFuture[]::new)).get(120, TimeUnit.SECONDS);
         } catch (Exception | Error e) {
@@ -114,7 +119,7 @@ public class LaneEngineBench {
         try {
             if (engine != null) {
                 LaneEngine.Stats s = engine.stats();
-                System.out.printf("%n[LaneEngineBench items=%d] batches=%d ops=%d meanBatch=%.1f redos=%d"
+                System.out.printf("%n[LaneEngineBench items=%d buckets=" + buckets + "] batches=%d ops=%d meanBatch=%.1f redos=%d"
                                 + " transactions=%d queued=%d%n", items, s.batches(), s.opsApplied(), s.meanBatch(),
                         s.redos(), s.transactions(), s.queued());
                 System.out.println("[LaneEngineBench items=" + items + "] " + PlainJdbc.ledger(node.dataSource()));

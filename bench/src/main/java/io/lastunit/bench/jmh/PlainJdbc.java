@@ -7,6 +7,7 @@ import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
+import java.util.List;
 import java.util.Arrays;
 import java.util.UUID;
 import javax.sql.DataSource;
@@ -197,7 +198,8 @@ public final class PlainJdbc {
                     throw new SQLException("inserted " + inserted + " of " + n + " holds: keys reused");
                 }
                 int updated = LANE_STORE.applyBucketDeltas(c, new String[] {tenant}, new String[] {item},
-                        new Integer[] {0}, new Long[] {(long) -n}, new Long[] {(long) n}, new Long[] {0L}).size();
+                        new Integer[] {0}, new Long[] {0L}, new Long[] {(long) -n}, new Long[] {(long) n}, new Long[] {0L},
+                        new Long[] {(long) n}).size();
                 if (updated != 1) {
                     throw new SQLException("bucket " + tenant + "/" + item + " had fewer than " + n + " units");
                 }
@@ -218,8 +220,9 @@ public final class PlainJdbc {
         ItemStore store = new ItemStore();
         try (Connection c = ds.getConnection()) {
             for (int i = 0; i < n; i++) {
-                store.createItem(c, BenchItems.TENANT, BenchItems.itemId(i), BenchItems.REGION, BenchItems.TOTAL, 0,
-                        BenchItems.HOLD_TTL_MS, BenchItems.HOLD_TTL_MS, 1);
+                store.createItem(c, BenchItems.TENANT, BenchItems.itemId(i), new ItemStore.ItemRow(BenchItems.REGION,
+                        BenchItems.TOTAL, BenchItems.TOTAL, 0, BenchItems.HOLD_TTL_MS, BenchItems.HOLD_TTL_MS, 1,
+                        List.of(BenchItems.REGION)));
             }
             c.commit();
         }

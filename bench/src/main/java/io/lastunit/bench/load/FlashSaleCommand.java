@@ -78,6 +78,12 @@ public final class FlashSaleCommand implements Callable<Integer> {
     static final DateTimeFormatter FILE_STAMP = DateTimeFormatter.ofPattern("yyyyMMdd'T'HHmmss'Z'")
             .withZone(ZoneOffset.UTC);
 
+    /** Most regions --regions accepts. */
+    static final int REGIONS_MAX = 8;
+
+    /** Most escrow buckets --buckets accepts (the platform's default bucket_count bound). */
+    static final int BUCKETS_MAX = 64;
+
     @Spec
     CommandSpec spec;
 
@@ -93,11 +99,11 @@ public final class FlashSaleCommand implements Callable<Integer> {
     @Option(names = "--items", paramLabel = "N", description = "Items; buyer i reserves item i mod N (default ${DEFAULT-VALUE}).")
     int items = 1;
 
-    @Option(names = "--regions", paramLabel = "R", description = "Regions the stock is split over (default ${DEFAULT-VALUE}; only 1 is supported until escrow buckets land).")
+    @Option(names = "--regions", paramLabel = "R", description = "Regions the stock is split over, evenly, 1..8 (default ${DEFAULT-VALUE}): --region-name, then --region-name-2 ... as home first; buyer i is served in region (i / items) mod R. The local platform then runs a shard per region and a bucket-balancer.")
     int regions = 1;
 
-    @Option(names = "--buckets", paramLabel = "B", description = "Escrow buckets per item (default ${DEFAULT-VALUE}; only 1 is supported until escrow buckets land).")
-    int buckets = 1;
+    @Option(names = "--buckets", paramLabel = "B", description = "Escrow buckets per item and region, 1..64; 0 = the platform's default, one per 1,024 units up to 8 (default ${DEFAULT-VALUE}).")
+    int buckets = 0;
 
     @Option(names = "--rate", paramLabel = "N", description = "Open loop: send Reserves at N per second, latency from the intended send time (default: closed loop).")
     Double rate;
@@ -168,7 +174,7 @@ public final class FlashSaleCommand implements Callable<Integer> {
         String runTag = Long.toString(System.currentTimeMillis(), 36);
         List<SaleDriver.Item> catalog = catalog(tenant, items, units, runTag);
         SaleDriver.Plan plan = new SaleDriver.Plan(catalog, buyers, concurrency, rate == null ? 0 : rate, confirm,
-                regionName, runTag);
+                regionNames(), runTag);
         stdout.printf(Locale.ROOT, "lastunit bench flash-sale: %,d buyers for %,d units of %d item%s, %s (run %s)%n",
                 buyers, units, items, items == 1 ? "" : "s", rate == null ? "closed loop, " + concurrency + " in flight"
                         : String.format(Locale.ROOT, "open loop at %,.0f Reserves/s, at most %d in flight", rate,
@@ -179,15 +185,17 @@ public final class FlashSaleCommand implements Callable<Integer> {
         String router;
         if (target == null) {
             String url = jdbcUrl();
-            stdout.printf("starting ZooKeeper, %s, %d shard node%s (cell shared, region %s) and a router ...%n",
-                    url == null ? "an embedded PostgreSQL" : "PostgreSQL at " + url, shards(), shards() == 1 ? "" : "s",
-                    regionName);
+            int nodes = shards() * regionNames().size();
+            stdout.printf("starting ZooKeeper, %s, %d shard node%s (cell shared, region%s %s), a router and a"
+                            + " bucket-balancer ...%n",
+                    url == null ? "an embedded PostgreSQL" : "PostgreSQL at " + url, nodes, nodes == 1 ? "" : "s",
+                    regionNames().size() == 1 ? "" : "s", String.join(", ", regionNames()));
             stdout.flush();
             try {
                 PlatformDatabases dbs = closer.add(url == null ? PlatformDatabases.embedded(DB_PREFIX)
                         : PlatformDatabases.external(url, jdbcUser(), jdbcPassword(), DB_PREFIX));
                 platform = closer.add(LocalPlatform.builder(dbs.forShards())
-                        .cell(Topology.SHARED_CELL, List.of(regionName), shards()).start());
+                        .cell(Topology.SHARED_CELL, regionNames(), shards()).start());
             } catch (CliError e) {
                 throw e;
             } catch (Exception e) {
@@ -211,8 +219,7 @@ public final class FlashSaleCommand implements Callable<Integer> {
         var blocking = InventoryServiceGrpc.newBlockingStub(channel);
         long c0 = System.nanoTime();
         for (SaleDriver.Item item : catalog) {
-            CreateItemRequest req = CreateItemRequest.newBuilder().setTenantId(item.tenant()).setItemId(item.itemId())
-                    .setTotal(item.total()).setHomeRegion(regionName).build();
+            CreateItemRequest req = createItem(item);
             retrying("CreateItem " + item.tenant() + "/" + item.itemId() + " at " + router,
                     () -> blocking.withDeadlineAfter(10, TimeUnit.SECONDS).createItem(req));
         }
@@ -230,15 +237,17 @@ public final class FlashSaleCommand implements Callable<Integer> {
         long total = 0;
         List<String> stockErrors = new ArrayList<>();
         for (SaleDriver.Item item : catalog) {
-            try {
-                Stock s = retrying("GetStock " + item.tenant() + "/" + item.itemId(), () -> blocking
-                        .withDeadlineAfter(10, TimeUnit.SECONDS).getStock(GetStockRequest.newBuilder()
-                                .setTenantId(item.tenant()).setItemId(item.itemId()).setRegion(regionName).build()))
-                        .getStock();
-                sold += s.getHeld() + s.getSold();
-                total += s.getTotal();
-            } catch (CliError e) {
-                stockErrors.add(e.getMessage());
+            for (String region : regionNames()) {
+                try {
+                    Stock s = retrying("GetStock " + item.tenant() + "/" + item.itemId() + " in " + region, () -> blocking
+                            .withDeadlineAfter(10, TimeUnit.SECONDS).getStock(GetStockRequest.newBuilder()
+                                    .setTenantId(item.tenant()).setItemId(item.itemId()).setRegion(region).build()))
+                            .getStock();
+                    sold += s.getHeld() + s.getSold();
+                    total += s.getTotal(); // the region's allotment; summed over regions: the total less transfers in flight
+                } catch (CliError e) {
+                    stockErrors.add(e.getMessage());
+                }
             }
         }
 
@@ -273,13 +282,12 @@ public final class FlashSaleCommand implements Callable<Integer> {
         List<SaleDriver.Item> warmItems = catalog(tenant, items, warmup, tag).stream()
                 .map(i -> new SaleDriver.Item(i.tenant(), "warmup-" + i.itemId(), i.total())).toList();
         for (SaleDriver.Item item : warmItems) {
-            CreateItemRequest req = CreateItemRequest.newBuilder().setTenantId(item.tenant()).setItemId(item.itemId())
-                    .setTotal(item.total()).setHomeRegion(regionName).build();
+            CreateItemRequest req = createItem(item);
             retrying("CreateItem " + item.tenant() + "/" + item.itemId() + " at " + router,
                     () -> blocking.withDeadlineAfter(10, TimeUnit.SECONDS).createItem(req));
         }
         SaleResult w = new SaleDriver(channel, new SaleDriver.Plan(warmItems, warmup, concurrency, 0, confirm,
-                regionName, tag), new Progress(Progress.Mode.NONE, System.err)).run();
+                regionNames(), tag), new Progress(Progress.Mode.NONE, System.err)).run();
         stdout.printf(Locale.ROOT, "warm-up: %,d buyers in %.2f s (%,.0f reserve/s, %,d errors; not measured)%n%n",
                 w.buyers(), w.durationSeconds(), w.reservePerSecond(), w.errors());
         stdout.flush();
@@ -294,6 +302,30 @@ public final class FlashSaleCommand implements Callable<Integer> {
             list.add(new SaleDriver.Item(tenant, "flash-" + runTag + "-" + (k + 1), base + (k < extra ? 1 : 0)));
         }
         return list;
+    }
+
+    /** The regions of the sale, home first: --region-name, --region-name-2, ... */
+    List<String> regionNames() {
+        List<String> names = new ArrayList<>();
+        for (int i = 0; i < regions; i++) {
+            names.add(i == 0 ? regionName : regionName + "-" + (i + 1));
+        }
+        return names;
+    }
+
+    /** CreateItem of one item: home --region-name, the units split evenly over the regions. */
+    CreateItemRequest createItem(SaleDriver.Item item) {
+        CreateItemRequest.Builder b = CreateItemRequest.newBuilder().setTenantId(item.tenant())
+                .setItemId(item.itemId()).setTotal(item.total()).setHomeRegion(regionName).setBucketCount(buckets);
+        if (regions > 1) {
+            List<String> names = regionNames();
+            for (int i = 0; i < names.size(); i++) {
+                long share = item.total() / regions + (i == 0 ? item.total() % regions : 0);
+                b.addRegionQuotas(io.lastunit.api.inventory.v1.RegionQuota.newBuilder().setRegion(names.get(i))
+                        .setQuantity(share));
+            }
+        }
+        return b.build();
     }
 
     private Invariant checkInvariants(LocalPlatform platform) throws InterruptedException {
@@ -522,13 +554,11 @@ public final class FlashSaleCommand implements Callable<Integer> {
             problems.add("--units " + units + " over " + items + " item" + (items == 1 ? "" : "s") + " is more than "
                     + ITEM_TOTAL_MAX + " per item");
         }
-        if (regions != 1) {
-            problems.add("--regions " + regions + ": only 1 region is supported (stock split over regions arrives "
-                    + "with escrow buckets)");
+        if (regions < 1 || regions > REGIONS_MAX) {
+            problems.add("--regions " + regions + " is outside [1, " + REGIONS_MAX + "]");
         }
-        if (buckets != 1) {
-            problems.add("--buckets " + buckets + ": only 1 bucket per item is supported (escrow buckets are not "
-                    + "there yet)");
+        if (buckets < 0 || buckets > BUCKETS_MAX) {
+            problems.add("--buckets " + buckets + " is outside [0, " + BUCKETS_MAX + "] (0 = the platform's default)");
         }
         if (warmup < 0) {
             problems.add("--warmup " + warmup + " is negative");

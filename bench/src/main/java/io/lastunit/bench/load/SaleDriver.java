@@ -53,9 +53,13 @@ final class SaleDriver {
     record Item(String tenant, String itemId, long total) {
     }
 
-    /** What to run. {@code rate} 0 is closed loop. */
-    record Plan(List<Item> items, int buyers, int concurrency, double rate, boolean confirm, String region,
+    /** What to run. {@code rate} 0 is closed loop. Buyer i is served in region {@code (i / items) mod regions}. */
+    record Plan(List<Item> items, int buyers, int concurrency, double rate, boolean confirm, List<String> regions,
             String runTag) {
+        String regionOf(int buyer) {
+            return regions.get((buyer / items.size()) % regions.size());
+        }
+
         long units() {
             return items.stream().mapToLong(Item::total).sum();
         }
@@ -152,7 +156,7 @@ final class SaleDriver {
         String buyer = "buyer-" + plan.runTag() + "-" + i;
         ReserveRequest req = ReserveRequest.newBuilder().setTenantId(item.tenant()).setItemId(item.itemId())
                 .setQuantity(1).setIdempotencyKey("load-" + plan.runTag() + "-" + i).setBuyerId(buyer)
-                .setRegion(plan.region()).build();
+                .setRegion(plan.regionOf(i)).build();
         call(() -> {
             calls.increment();
             return stub.withDeadlineAfter(DEADLINE_MS, TimeUnit.MILLISECONDS).reserve(req);

@@ -35,10 +35,29 @@ class FlashSaleCommandTest {
     }
 
     @Test
-    void moreThanOneRegionOrBucketIsRefusedNamingTheOption() {
-        assertThat(parse("--regions", "2").problems()).singleElement().asString().startsWith("--regions 2:");
-        assertThat(parse("--buckets", "4").problems()).singleElement().asString().startsWith("--buckets 4:");
-        assertThat(parse("--regions", "0", "--buckets", "0").problems()).hasSize(2);
+    void regionsAndBucketsOutsideTheirRangesAreRefusedNamingTheOption() {
+        assertThat(parse("--regions", "3", "--buckets", "16").problems()).isEmpty();
+        assertThat(parse("--regions", "9").problems()).singleElement().asString()
+                .isEqualTo("--regions 9 is outside [1, 8]");
+        assertThat(parse("--buckets", "65").problems()).singleElement().asString()
+                .isEqualTo("--buckets 65 is outside [0, 64] (0 = the platform's default)");
+        assertThat(parse("--regions", "0", "--buckets", "-1").problems()).hasSize(2);
+    }
+
+    @Test
+    void regionsAreNamedAfterTheHomeRegion_andSplitTheUnitsEvenly() {
+        FlashSaleCommand c = parse("--regions", "3", "--region-name", "us", "--buckets", "4");
+        assertThat(c.regionNames()).containsExactly("us", "us-2", "us-3");
+        var req = c.createItem(new SaleDriver.Item("bench", "flash-1", 10_001));
+        assertThat(req.getHomeRegion()).isEqualTo("us");
+        assertThat(req.getBucketCount()).isEqualTo(4);
+        assertThat(req.getRegionQuotasList()).extracting(q -> q.getRegion() + "=" + q.getQuantity())
+                .containsExactly("us=3335", "us-2=3333", "us-3=3333");
+        assertThat(parse().createItem(new SaleDriver.Item("bench", "flash-1", 7)).getRegionQuotasCount()).isZero();
+        SaleDriver.Plan plan = new SaleDriver.Plan(java.util.List.of(new SaleDriver.Item("bench", "a", 1),
+                new SaleDriver.Item("bench", "b", 1)), 10, 1, 0, false, c.regionNames(), "t");
+        assertThat(java.util.stream.IntStream.range(0, 8).mapToObj(plan::regionOf).toList())
+                .containsExactly("us", "us", "us-2", "us-2", "us-3", "us-3", "us", "us");
     }
 
     @Test
@@ -46,9 +65,9 @@ class FlashSaleCommandTest {
         StringWriter err = new StringWriter();
         CommandLine cl = FlashSaleLoad.commandLine();
         cl.setErr(new PrintWriter(err));
-        int code = cl.execute("flash-sale", "--regions", "3", "--buckets", "2");
+        int code = cl.execute("flash-sale", "--regions", "30", "--buckets", "200");
         assertThat(code).isEqualTo(ExitCodes.USAGE);
-        assertThat(err.toString()).contains("error: --regions 3:").contains("--buckets 2:");
+        assertThat(err.toString()).contains("error: --regions 30 is outside").contains("--buckets 200 is outside");
     }
 
     @Test

@@ -46,7 +46,8 @@ public final class ShardProbe implements AutoCloseable {
         this.trustCertificate = trustCertificate;
     }
 
-    private ManagedChannel channel(String address) {
+    /** The probe's channel to a shard node at {@code host:port} (owned by the probe). */
+    public ManagedChannel channel(String address) {
         return channels.computeIfAbsent(address, a -> {
             NettyChannelBuilder b = NettyChannelBuilder.forTarget(a);
             if (trustCertificate == null) {

@@ -1,6 +1,9 @@
 package io.lastunit.admin.platform;
 
 import io.lastunit.api.topology.v1.ShardInfo;
+import io.lastunit.balancer.BalancerConfig;
+import io.lastunit.balancer.BalancerNode;
+import io.lastunit.balancer.transfer.TransferFaults;
 import io.lastunit.common.topology.Curators;
 import io.lastunit.common.topology.TopologyStore;
 import io.lastunit.router.RouterNode;
@@ -24,7 +27,8 @@ import org.apache.curator.test.TestingServer;
 /**
  * A whole lastunit platform in one process, wired exactly as separate processes would be: a
  * ZooKeeper server (in-process unless one is given), cells whose shard nodes each have their
- * own PostgreSQL database and gRPC port on 127.0.0.1, registered in ZooKeeper, and one router.
+ * own PostgreSQL database and gRPC port on 127.0.0.1, registered in ZooKeeper, one router, and
+ * bucket-balancers (one by default: the leader; more are standbys).
  * Used by {@code ./lastunit up}, {@code ./lastunit demo} and the cluster tests. Shard nodes can be
  * stopped and started again on the same database and port. Not thread-safe: drive it from one
  * thread; the services it starts are.
@@ -51,6 +55,9 @@ public final class LocalPlatform implements AutoCloseable {
     private final List<String> tokenGrants;
     private final Map<String, Object> shardOverrides;
     private final Map<String, Object> routerOverrides;
+    private final int balancerCount;
+    private final java.util.function.Consumer<BalancerConfig.Builder> balancerSettings;
+    private final List<BalancerNode> balancers = new ArrayList<>();
 
     private TestingServer zookeeperServer;
     private String zookeeper;
@@ -69,6 +76,8 @@ public final class LocalPlatform implements AutoCloseable {
         this.tokenGrants = List.copyOf(b.tokenGrants);
         this.shardOverrides = Map.copyOf(b.shardOverrides);
         this.routerOverrides = Map.copyOf(b.routerOverrides);
+        this.balancerCount = b.balancers;
+        this.balancerSettings = b.balancerSettings;
     }
 
     public static Builder builder(ShardDatabases databases) {
@@ -85,6 +94,8 @@ public final class LocalPlatform implements AutoCloseable {
                 List.of(Authenticator.sha256Hex(DEV_TOKEN) + ":dev:*:admin"));
         private final Map<String, Object> shardOverrides = new HashMap<>();
         private final Map<String, Object> routerOverrides = new HashMap<>();
+        private int balancers = 1;
+        private java.util.function.Consumer<BalancerConfig.Builder> balancerSettings = b -> { };
 
         private Builder(ShardDatabases databases) {
             this.databases = databases;
@@ -115,6 +126,21 @@ public final class LocalPlatform implements AutoCloseable {
         /** A {@code lastunit.shard.*} setting for every shard node. */
         public Builder shardSetting(String key, Object value) {
             shardOverrides.put(key, value);
+            return this;
+        }
+
+        /** Bucket-balancers to start (0..3): the first to win the latch leads, the rest stand by. */
+        public Builder balancers(int n) {
+            if (n < 0 || n > 3) {
+                throw new IllegalArgumentException("balancers=" + n + " is outside [0, 3]");
+            }
+            this.balancers = n;
+            return this;
+        }
+
+        /** Changes to every balancer's settings (after the platform's: port 0, this ZooKeeper). */
+        public Builder balancerSettings(java.util.function.Consumer<BalancerConfig.Builder> change) {
+            this.balancerSettings = change;
             return this;
         }
 
@@ -173,6 +199,33 @@ public final class LocalPlatform implements AutoCloseable {
             startShard(s.getShardId());
         }
         startRouter(allRegions);
+        for (int i = 0; i < balancerCount; i++) {
+            startBalancer(TransferFaults.NONE);
+        }
+    }
+
+    /** Starts one more bucket-balancer (a standby while another leads), with these injected faults. */
+    public BalancerNode startBalancer(TransferFaults faults) throws IOException, InterruptedException {
+        BalancerConfig config = BalancerConfig.defaults(zookeeper).with(b -> {
+            b.host = "127.0.0.1";
+            b.port = 0;
+            balancerSettings.accept(b);
+        });
+        BalancerNode node = new BalancerNode(config, faults).start();
+        balancers.add(node);
+        return node;
+    }
+
+    /** The running balancers, in start order. */
+    public List<BalancerNode> balancers() {
+        balancers.removeIf(b -> b.leadershipState() == null);
+        return List.copyOf(balancers);
+    }
+
+    /** Stops a balancer (as a crash would look to the others: its latch and endpoint go away). */
+    public void stopBalancer(BalancerNode node) {
+        node.close();
+        balancers.remove(node);
     }
 
     private static int freePort() throws IOException {
@@ -192,7 +245,14 @@ public final class LocalPlatform implements AutoCloseable {
         props.put("lastunit.shard.id", shardId);
         props.put("lastunit.shard.host", "127.0.0.1");
         props.put("lastunit.shard.port", Integer.parseInt(s.getAddress().substring(s.getAddress().lastIndexOf(':') + 1)));
-        props.put("lastunit.shard.regions", s.getRegion());
+        // Its own region first (the one it serves), then the cell's others (valid in region quotas).
+        List<String> regions = new ArrayList<>(List.of(s.getRegion()));
+        for (CellSpec c : cells) {
+            if (c.name().equals(s.getCell())) {
+                c.regions().stream().filter(r -> !regions.contains(r)).forEach(regions::add);
+            }
+        }
+        props.put("lastunit.shard.regions", regions);
         props.put("lastunit.shard.jdbc-url", jdbc.url());
         props.put("lastunit.shard.jdbc-user", jdbc.user());
         props.put("lastunit.shard.jdbc-password", jdbc.password());
@@ -258,6 +318,10 @@ public final class LocalPlatform implements AutoCloseable {
 
     @Override
     public void close() {
+        for (BalancerNode b : new ArrayList<>(balancers)) {
+            b.close();
+        }
+        balancers.clear();
         if (routerContext != null) {
             routerContext.close();
         }
