@@ -78,7 +78,7 @@ public final class UpCommand implements Callable<Integer> {
                     + " pass --router-port 0 for a free one");
         }
         int total = regionList.size() * (shards + (dedicatedCell == null ? 0 : dedicatedShards()));
-        out.printf("lastunit up: starting ZooKeeper, %s, %d shard node%s and a router ...%n",
+        out.printf("lastunit up: starting ZooKeeper, %s, %d shard node%s, a router and a bucket-balancer ...%n",
                 jdbc.embedded() ? "an embedded PostgreSQL" : "PostgreSQL at " + jdbc.url, total, total == 1 ? "" : "s");
         out.flush();
 
@@ -87,7 +87,7 @@ public final class UpCommand implements Callable<Integer> {
         Thread hook = new Thread(() -> {
             PrintWriter o = spec.commandLine().getOut();
             o.println();
-            o.println("lastunit up: stopping (router, shard nodes, ZooKeeper, PostgreSQL) ...");
+            o.println("lastunit up: stopping (balancer, router, shard nodes, ZooKeeper, PostgreSQL) ...");
             o.flush();
             long s = System.nanoTime();
             closer.close();
@@ -136,6 +136,8 @@ public final class UpCommand implements Callable<Integer> {
         out.println("  dev token   " + LocalPlatform.DEV_TOKEN + "   (header  authorization: Bearer "
                 + LocalPlatform.DEV_TOKEN + ")");
         out.println("  zookeeper   " + zk + "   namespace /lastunit (in memory)");
+        p.balancers().forEach(b -> out.println("  balancer    " + b.address() + "   bucket-balancer ("
+                + (b.isLeader() ? "leader" : "standby") + ")"));
         out.println("  postgresql  " + dbs.describe());
         out.println();
         Table t = new Table("cell", "region", "shard", "address");

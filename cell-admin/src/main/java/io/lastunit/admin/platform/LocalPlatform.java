@@ -202,6 +202,13 @@ public final class LocalPlatform implements AutoCloseable {
         for (int i = 0; i < balancerCount; i++) {
             startBalancer(TransferFaults.NONE);
         }
+        long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
+        while (balancerCount > 0 && balancers.stream().noneMatch(BalancerNode::isLeader)) {
+            if (System.nanoTime() > deadline) {
+                throw new IllegalStateException("no bucket-balancer became leader within 30 s");
+            }
+            Thread.sleep(20);
+        }
     }
 
     /** Starts one more bucket-balancer (a standby while another leads), with these injected faults. */

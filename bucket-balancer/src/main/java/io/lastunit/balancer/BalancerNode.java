@@ -1,0 +1,309 @@
+package io.lastunit.balancer;
+
+import io.grpc.Server;
+import io.grpc.health.v1.HealthCheckResponse.ServingStatus;
+import io.grpc.netty.shaded.io.grpc.netty.GrpcSslContexts;
+import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
+import io.grpc.protobuf.services.HealthStatusManager;
+import io.lastunit.api.balancer.v1.BalancerServiceGrpc;
+import io.lastunit.api.topology.v1.ShardInfo;
+import io.lastunit.balancer.grpc.BalancerGrpcService;
+import io.lastunit.balancer.invariant.InvariantWatch;
+import io.lastunit.balancer.leader.Leadership;
+import io.lastunit.balancer.move.BalancingLoop;
+import io.lastunit.balancer.move.ItemLocks;
+import io.lastunit.balancer.move.ItemMover;
+import io.lastunit.balancer.move.LevelReader;
+import io.lastunit.balancer.plan.DemandTracker;
+import io.lastunit.balancer.transfer.Fence;
+import io.lastunit.balancer.transfer.ShardChannels;
+import io.lastunit.balancer.transfer.TransferExecutor;
+import io.lastunit.balancer.transfer.TransferFaults;
+import io.lastunit.balancer.transfer.TransferRecovery;
+import io.lastunit.common.invariant.CrossShardChecker;
+import io.lastunit.common.invariant.CrossShardReport;
+import io.lastunit.common.invariant.DriftTracker;
+import io.lastunit.common.topology.Curators;
+import io.lastunit.common.topology.Topology;
+import io.lastunit.common.topology.TopologyCache;
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.time.Duration;
+import java.time.InstantSource;
+import java.util.HashSet;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.ArrayBlockingQueue;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.apache.curator.framework.CuratorFramework;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * One running bucket-balancer: a ZooKeeper client and the watched topology, channels to the
+ * shard nodes, the transfer machinery, the gRPC server (BalancerService and health), and its part
+ * in the election ({@link Leadership}). Once elected it completes every PENDING transfer, publishes
+ * its endpoint, and then runs the balancing loop and the invariant check on their schedules and
+ * serves pulls; a standby serves only NOT_LEADER. Health: {@code ""} SERVING while running,
+ * {@code lastunit.balancer.v1.BalancerService} SERVING only while leading.
+ *
+ * <p>Lifecycle LATENT → STARTED → CLOSED; {@link #close()} is idempotent and leaves the election
+ * first, so a standby takes over at once. Usable in-process (tests, the local platform).
+ * Thread-safe.
+ */
+public final class BalancerNode implements AutoCloseable {
+    private static final Logger log = LoggerFactory.getLogger(BalancerNode.class);
+    /** Pause between two recovery attempts of a new leader (doubles up to 5 s). */
+    static final Duration RECOVERY_RETRY = Duration.ofMillis(200);
+    /** Backoff before the second attempt of a transfer step (doubles up to 1 s). */
+    static final Duration STEP_BACKOFF = Duration.ofMillis(50);
+    /** Samples kept per item region for demand rates. */
+    static final int DEMAND_SAMPLES_MAX = 120;
+
+    private enum State { LATENT, STARTED, CLOSED }
+
+    private final BalancerConfig config;
+    private final TransferFaults faults;
+    private final BalancerMetrics metrics = new BalancerMetrics();
+    private CuratorFramework curator;
+    private TopologyCache topology;
+    private ShardChannels channels;
+    private TransferExecutor executor;
+    private TransferRecovery recovery;
+    private ItemMover mover;
+    private InvariantWatch invariants;
+    private ThreadPoolExecutor pullThreads;
+    private ScheduledExecutorService scheduler;
+    private Server server;
+    private HealthStatusManager health;
+    private Leadership leadership;
+    private String address;
+    private State state = State.LATENT;
+
+    public BalancerNode(BalancerConfig config) {
+        this(config, TransferFaults.NONE);
+    }
+
+    /** @param faults fault injection between transfer steps (tests); {@link TransferFaults#NONE} in production */
+    public BalancerNode(BalancerConfig config, TransferFaults faults) {
+        this.config = config;
+        this.faults = faults;
+    }
+
+    public synchronized BalancerNode start() throws IOException, InterruptedException {
+        if (state != State.LATENT) {
+            throw new IllegalStateException("balancer is " + state);
+        }
+        state = State.STARTED;
+        try {
+            startAll();
+        } catch (IOException | InterruptedException | RuntimeException | Error e) {
+            close();
+            throw e;
+        }
+        return this;
+    }
+
+    private void startAll() throws IOException, InterruptedException {
+        curator = Curators.newClient(config.zookeeper(), config.zookeeperSessionTimeout());
+        curator.start();
+        if (!curator.blockUntilConnected(30, TimeUnit.SECONDS)) {
+            throw new IOException("no ZooKeeper connection to " + config.zookeeper() + " within 30 s");
+        }
+        topology = new TopologyCache(curator, config.namespace(), config.topologyStaleMax(), InstantSource.system());
+        topology.start(Duration.ofSeconds(30));
+        channels = new ShardChannels(config.shardTrustCertificate());
+        topology.addListener(this::retainChannels);
+        executor = new TransferExecutor(channels, faults, metrics, config.stepAttemptsMax(), config.stepTimeout(),
+                STEP_BACKOFF);
+        recovery = new TransferRecovery(channels, executor, config.stepTimeout(), InstantSource.system());
+        DemandTracker demand = new DemandTracker(config.demandWindow(), DEMAND_SAMPLES_MAX);
+        LevelReader reader = new LevelReader(channels, config.stepTimeout());
+        mover = new ItemMover(executor, reader, config.policy(), demand, new ItemLocks());
+        pullThreads = new ThreadPoolExecutor(config.pullThreads(), config.pullThreads(), 0, TimeUnit.MILLISECONDS,
+                new ArrayBlockingQueue<>(config.pullQueueMax()), threads("balancer-pull"));
+        health = new HealthStatusManager();
+        NettyServerBuilder builder = NettyServerBuilder.forAddress(new InetSocketAddress(config.host(), config.port()));
+        if (config.tlsCertificate() != null) {
+            builder.sslContext(GrpcSslContexts.forServer(config.tlsCertificate(), config.tlsKey()).build());
+        }
+        server = builder
+                .directExecutor()
+                .addService(new BalancerGrpcService(this::servingFence, topology, mover, pullThreads, metrics))
+                .addService(health.getHealthService())
+                .permitKeepAliveTime(10, TimeUnit.SECONDS)
+                .permitKeepAliveWithoutCalls(true)
+                .maxInboundMessageSize(1 << 16)
+                .build()
+                .start();
+        address = config.advertisedAddress().isEmpty() ? config.host() + ":" + server.getPort()
+                : config.advertisedAddress();
+        health.setStatus("", ServingStatus.SERVING);
+        health.setStatus(BalancerServiceGrpc.SERVICE_NAME, ServingStatus.NOT_SERVING);
+
+        invariants = new InvariantWatch(this::servingFence, topology,
+                new CrossShardChecker(channels::get, config.stepTimeout()),
+                new DriftTracker(config.invariantConsecutive()), metrics);
+        BalancingLoop loop = new BalancingLoop(this::servingFence, topology, reader, mover, demand, recovery, metrics,
+                config.movesPerTickMax(), config.recoveryInterval(), System::nanoTime);
+        scheduler = Executors.newScheduledThreadPool(3, threads("balancer"));
+        scheduler.scheduleWithFixedDelay(loop, config.interval().toMillis(), config.interval().toMillis(),
+                TimeUnit.MILLISECONDS);
+        scheduler.scheduleWithFixedDelay(invariants, config.invariantInterval().toMillis(),
+                config.invariantInterval().toMillis(), TimeUnit.MILLISECONDS);
+        scheduler.scheduleWithFixedDelay(() -> log.info(metrics.summaryLine()), config.metricsLogInterval().toMillis(),
+                config.metricsLogInterval().toMillis(), TimeUnit.MILLISECONDS);
+
+        leadership = new Leadership(curator, config.namespace(), address, this::recoverAll, this::onLeadership,
+                RECOVERY_RETRY);
+        try {
+            leadership.start();
+        } catch (Exception e) {
+            throw new IOException("cannot join the balancer election at " + config.namespace() + "/balancer/leader", e);
+        }
+        log.info("balancer {} started (topology at {}{}; interval {} ms)", address, config.zookeeper(),
+                config.namespace(), config.interval().toMillis());
+    }
+
+    /** A new leader's duty: complete every PENDING OUT transfer on every live shard. */
+    private boolean recoverAll(Fence fence) {
+        TransferRecovery.Summary s = recovery.completePending(fence, topology.current(), Duration.ZERO);
+        metrics.recoveryPass();
+        return s.complete();
+    }
+
+    private Optional<Fence> servingFence() {
+        Leadership l = leadership;
+        return l == null ? Optional.empty() : l.servingFence();
+    }
+
+    /** Health of BalancerService follows leadership: SERVING only while leading. */
+    private void onLeadership(Leadership.State s) {
+        if (s != Leadership.State.CLOSED) {
+            health.setStatus(BalancerServiceGrpc.SERVICE_NAME, s == Leadership.State.SERVING ? ServingStatus.SERVING
+                    : ServingStatus.NOT_SERVING);
+        }
+    }
+
+    private void retainChannels(Topology t) {
+        Set<String> addresses = new HashSet<>();
+        for (var cell : t.cells()) {
+            for (ShardInfo s : t.shards(cell.getName())) {
+                addresses.add(s.getAddress());
+            }
+        }
+        channels.retain(addresses);
+    }
+
+    private static java.util.concurrent.ThreadFactory threads(String prefix) {
+        AtomicInteger n = new AtomicInteger();
+        return r -> {
+            Thread t = new Thread(r, prefix + "-" + n.incrementAndGet());
+            t.setDaemon(true);
+            return t;
+        };
+    }
+
+    public BalancerConfig config() {
+        return config;
+    }
+
+    public BalancerMetrics metrics() {
+        return metrics;
+    }
+
+    /** The gRPC port (the bound one when configured 0). */
+    public synchronized int port() {
+        return server.getPort();
+    }
+
+    /** host:port: participant id and, while leading, the published endpoint. */
+    public synchronized String address() {
+        return address;
+    }
+
+    /** The node's ZooKeeper client (for fault tests that expire its session). */
+    public synchronized CuratorFramework curator() {
+        return curator;
+    }
+
+    /** Elected, done recovering, endpoint published. */
+    public boolean isLeader() {
+        Leadership l = leadership;
+        return l != null && l.isServing();
+    }
+
+    public Leadership.State leadershipState() {
+        Leadership l = leadership;
+        return l == null ? Leadership.State.LATENT : l.state();
+    }
+
+    /** The latest scheduled invariant check's report, or null before the first. */
+    public CrossShardReport lastInvariantReport() {
+        InvariantWatch w = invariants;
+        return w == null ? null : w.lastReport();
+    }
+
+    /** Runs the invariant check now (on the caller's thread; only acts while leading). */
+    public void checkInvariantsNow() {
+        invariants.run();
+    }
+
+    @Override
+    public synchronized void close() {
+        if (state == State.CLOSED) {
+            return;
+        }
+        state = State.CLOSED;
+        if (leadership != null) {
+            leadership.close(); // fences at once, withdraws the endpoint, leaves the election
+        }
+        if (health != null) {
+            health.enterTerminalState();
+        }
+        if (scheduler != null) {
+            scheduler.shutdownNow();
+        }
+        if (pullThreads != null) {
+            pullThreads.shutdownNow();
+        }
+        if (server != null) {
+            server.shutdown();
+            try {
+                if (!server.awaitTermination(5, TimeUnit.SECONDS)) {
+                    server.shutdownNow();
+                }
+            } catch (InterruptedException e) {
+                server.shutdownNow();
+                Thread.currentThread().interrupt();
+            }
+        }
+        awaitQuiet(scheduler);
+        awaitQuiet(pullThreads);
+        if (channels != null) {
+            channels.close();
+        }
+        if (topology != null) {
+            topology.close();
+        }
+        if (curator != null) {
+            curator.close();
+        }
+        log.info("balancer {} stopped ({})", address == null ? "(never listened)" : address, metrics.summaryLine());
+    }
+
+    private static void awaitQuiet(java.util.concurrent.ExecutorService e) {
+        if (e == null) {
+            return;
+        }
+        try {
+            e.awaitTermination(5, TimeUnit.SECONDS);
+        } catch (InterruptedException ex) {
+            Thread.currentThread().interrupt();
+        }
+    }
+}
