@@ -75,6 +75,10 @@ public record ShardConfig(
 
     public ShardConfig {
         List<String> problems = new ArrayList<>();
+        if (lanes != null && limits != null && lanes.defaultBucketsMax() > limits.bucketCountMax()) {
+            problems.add("defaultBucketsMax=" + lanes.defaultBucketsMax() + " is over bucketCountMax="
+                    + limits.bucketCountMax());
+        }
         if (!Limits.isId(shardId, 64)) {
             problems.add("shardId '" + shardId + "' must be 1..64 printable ASCII characters");
         }

@@ -206,6 +206,23 @@ class EscrowBucketsIT {
     }
 
     @Test
+    void multiUnitReserve_nearTheEnd_borrowsFromSeveralSiblings() {
+        // 40 units over 8 buckets of 5; after 30 single units the last 10 are spread thin (still
+        // above the low-water mark of 8, so no collapse): a Reserve of 10 must get them all.
+        create("thin", 40, 8);
+        for (int i = 0; i < 30; i++) {
+            assertThat(reserveRetrying(reserve("thin", java.util.UUID.randomUUID().toString())).getOutcome())
+                    .isEqualTo(ReserveOutcome.RESERVED);
+        }
+        ReserveResponse ten = reserveRetrying(reserve("thin", "ten-units").toBuilder().setQuantity(10).build());
+        assertThat(ten.getOutcome()).isEqualTo(ReserveOutcome.RESERVED);
+        assertThat(ten.getHold().getQuantity()).isEqualTo(10);
+        assertThat(reserveRetrying(reserve("thin", "one-more")).getOutcome()).isEqualTo(ReserveOutcome.SOLD_OUT);
+        assertThat(stock("thin").getHeld()).isEqualTo(40);
+        assertThat(shard.checkInvariants().getDriftsList()).isEmpty();
+    }
+
+    @Test
     void unitReleasedInAClosedBucket_isSoldAgain_afterTheCollapse() throws Exception {
         create("tail", 300, 8);
         Map<String, String> holds = new HashMap<>();

@@ -119,7 +119,18 @@ public final class ItemMover {
             PullResponse.Builder answer = PullResponse.newBuilder().setHomeRegion(v.homeRegion());
             if (v.collapsed() || policy.collapseDue(v)) {
                 TransferReason reason = v.collapsed() ? TransferReason.SHIP_HOME : TransferReason.COLLAPSE;
-                long moved = run(fence, topology, key, policy.collapse(v), reason, region, Long.MAX_VALUE, null);
+                List<TransferResult> results = new java.util.ArrayList<>();
+                long moved = run(fence, topology, key, policy.collapse(v), reason, region, Long.MAX_VALUE, null,
+                        results);
+                for (TransferResult r : results) {
+                    if (!marked(r)) {
+                        // A region not known to be marked collapsed could still place a hold for a
+                        // key this Reserve would place at home: not "collapsed" until all are.
+                        throw Failure.retryable(Reason.ITEM_BUSY, "pull for " + key + " in " + region
+                                + ": collapsing home did not reach every region (" + r.problem() + ")",
+                                BUSY_RETRY_AFTER);
+                    }
+                }
                 return answer.setCollapsed(true).setMoved(moved).build();
             }
             if (into.available() >= quantity) {
@@ -130,25 +141,40 @@ public final class ItemMover {
             }
             long need = quantity - into.available();
             List<PlannedMove> moves = policy.pull(v, region, need, demand.rates(key));
-            return answer.setMoved(run(fence, topology, key, moves, TransferReason.PULL, region, need, deadlineNanos))
-                    .build();
+            List<TransferResult> results = new java.util.ArrayList<>();
+            long moved = run(fence, topology, key, moves, TransferReason.PULL, region, need, deadlineNanos, results);
+            if (moved == 0 && results.stream().anyMatch(r -> r.problem() != null)) {
+                // moved = 0 tells the router no region has stock (a final SOLD_OUT): not when the
+                // transfers failed while donors had stock.
+                throw Failure.retryable(Reason.ITEM_BUSY, "pull for " + key + " in " + region + ": no transfer"
+                        + " completed (" + results.stream().filter(r -> r.problem() != null).findFirst().get().problem()
+                        + ")", BUSY_RETRY_AFTER);
+            }
+            return answer.setMoved(moved).build();
         } finally {
             lock.unlock();
         }
     }
 
+    /** Step 1 committed (the source is marked when the move collapses it). */
+    private static boolean marked(TransferResult r) {
+        return r.stage() != TransferResult.Stage.UNKNOWN
+                && !(r.stage() == TransferResult.Stage.NOTHING && r.problem() != null);
+    }
+
     /**
      * Runs moves in order until {@code need} units reached {@code region} or the deadline (null:
-     * none) passed; returns the units credited there.
+     * none) passed; returns the units credited there and adds each move's result to {@code results}.
      */
     private long run(Fence fence, Topology topology, ItemKey key, List<PlannedMove> moves, TransferReason reason,
-            String region, long need, Long deadlineNanos) {
+            String region, long need, Long deadlineNanos, List<TransferResult> results) {
         long credited = 0;
         for (PlannedMove m : moves) {
             if (credited >= need || (deadlineNanos != null && System.nanoTime() - deadlineNanos > 0)) {
                 break;
             }
             TransferResult r = executor.move(fence, order(topology, key, m, reason));
+            results.add(r);
             if (m.to().region().equals(region)) {
                 credited += r.creditedQuantity();
             }

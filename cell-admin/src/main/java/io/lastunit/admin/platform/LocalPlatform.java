@@ -216,6 +216,18 @@ public final class LocalPlatform implements AutoCloseable {
         BalancerConfig config = BalancerConfig.defaults(zookeeper).with(b -> {
             b.host = "127.0.0.1";
             b.port = 0;
+            // With TLS on the shard nodes the balancer dials them trusting what the router trusts,
+            // and serves TLS itself with the shards' certificate (routers dial it like a shard).
+            Object trust = routerOverrides.get("lastunit.router.shard-trust-certificate");
+            Object cert = shardOverrides.get("lastunit.shard.tls-certificate");
+            Object key = shardOverrides.get("lastunit.shard.tls-key");
+            if (trust != null && !trust.toString().isBlank()) {
+                b.shardTrustCertificate = new java.io.File(trust.toString());
+            }
+            if (cert != null && key != null && !cert.toString().isBlank()) {
+                b.tlsCertificate = new java.io.File(cert.toString());
+                b.tlsKey = new java.io.File(key.toString());
+            }
             balancerSettings.accept(b);
         });
         BalancerNode node = new BalancerNode(config, faults).start();

@@ -432,16 +432,18 @@ final class Batch {
     private static final int WAIT_FOR_SWEEP = 2;
 
     /**
-     * A dry bucket borrows from its richest sibling (DESIGN §5), in this transaction: the sibling's
-     * available and allotment drop in one conditional statement, this bucket's rise with the
-     * final bucket update. It takes what it needs and at least half of what the sibling shows,
-     * so buckets even out and borrowing stays rare. With no sibling showing stock but one holding
+     * A dry bucket borrows from its richest siblings (DESIGN §5), in this transaction: each
+     * sibling's available and allotment drop in one conditional statement, this bucket's rise with
+     * the final bucket update. From each it takes what is still missing and at least half of what
+     * the sibling shows, so buckets even out and borrowing stays rare; it goes on to the next
+     * richest while one has too little. With no sibling showing stock but one holding
      * expired holds, that bucket's lane is asked to sweep and the reserve waits one batch.
      */
     private int borrow(BucketState b, Delta d, ItemRoute route, long need) throws SQLException {
         BucketKey k = b.key;
         Set<Integer> tried = new java.util.HashSet<>();
-        for (int attempt = 0; attempt < route.bucketCount; attempt++) {
+        long got = 0;
+        for (int attempt = 0; attempt < route.bucketCount && got < need; attempt++) {
             int s = richestUntried(route, k.bucketNo(), tried);
             if (s < 0) {
                 break;
@@ -454,22 +456,28 @@ final class Batch {
             if (local != null && sd != null) {
                 shown = Math.min(shown, remaining(local, sd));
             }
-            if (shown < need) {
+            if (shown <= 0) {
                 continue;
             }
-            LaneStore.Borrowed got = store.borrow(c(), k.tenantId(), k.itemId(), s, need, Math.max(need, shown / 2));
-            if (got == null) {
+            // What is still missing, and at least half of what the sibling shows; several siblings
+            // together when one alone has too little (a multi-unit Reserve near the end).
+            long missing = need - got;
+            LaneStore.Borrowed lent = store.borrow(c(), k.tenantId(), k.itemId(), s, 1, Math.max(missing, shown / 2));
+            if (lent == null) {
                 continue;
             }
-            d.borrowed += got.units();
-            d.available += got.units();
-            d.allotment += got.units();
+            got += lent.units();
+            d.borrowed += lent.units();
+            d.available += lent.units();
+            d.allotment += lent.units();
             if (sd != null) {
-                sd.lent += got.units();
+                sd.lent += lent.units();
             } else if (local != null) {
-                delta(sk).lent += got.units();
+                delta(sk).lent += lent.units();
             }
-            lenderRows.add(got.lender());
+            lenderRows.add(lent.lender());
+        }
+        if (got >= need) {
             return BORROWED;
         }
         int due = route.siblingDue(k.bucketNo(), lane.dbNowMicros());
@@ -588,7 +596,7 @@ final class Batch {
             if (known.contains(r.request().getTenantId() + '\0' + r.request().getIdempotencyKey())) {
                 lookups.add(r);
             } else {
-                answer(r, ReserveResponse.newBuilder().setOutcome(ReserveOutcome.SOLD_OUT).build());
+                soldOut(r, lane.route(r.bucket()));
             }
         }
     }
