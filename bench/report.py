@@ -47,19 +47,24 @@ def fmt(v):
     return f"{v:,.0f}"
 
 
+BUCKETS = (1, 4, 16)
 rows = []
 for t in (64, 256):
     for items in (1, 1000):
-        engine, engine_err = score(f"engine-items{items}-t{t}")
-        e2e, e2e_err = score(f"e2e-items{items}-t{t}")
         naive, _ = score(f"naive-items{items}-t{t}")
         single, _ = score(f"single-items{items}-t{t}")
-        rows.append((items, t, engine, engine_err, e2e, e2e_err, naive, single))
+        for b in BUCKETS:
+            engine, engine_err = score(f"engine-items{items}-b{b}-t{t}")
+            e2e, e2e_err = score(f"e2e-items{items}-b{b}-t{t}")
+            rows.append((items, b, t, engine, engine_err, e2e, e2e_err, naive, single))
 raw_ceiling, raw_err = score("raw-ceiling-t4")
 soldout, soldout_err = score("soldout-t64")
 noop, noop_err = score("noop-t64")
 latency = machine_lines("latency.log")
 sale = machine_lines("flash-sale.log")
+regional = machine_lines("flash-sale-regions.log")
+with open(os.path.join(raw, "latency.buckets")) as fb:
+    latency_buckets = fb.read().strip()
 latency_json = load_json("latency")
 
 
@@ -91,31 +96,38 @@ with open(out, "w") as f:
     w("reservations per second (durable: committed before the reply) unless noted; error = JMH's\n")
     w("99.9% interval. This machine is shared and noisy: read the ratios, not the absolute numbers.\n\n")
     w("## Reserve throughput against the baselines of the same run\n\n")
-    w("| items | callers | lane engine (in process) | end to end (router) | naive | single-statement | engine ÷ raw ceiling | end to end ÷ single-statement |\n")
-    w("|---:|---:|---:|---:|---:|---:|---:|---:|\n")
-    for items, t, engine, engine_err, e2e, e2e_err, naive, single in rows:
-        w(f"| {items} | {t} | {fmt(engine)} ± {fmt(engine_err)} | {fmt(e2e)} ± {fmt(e2e_err)} | {fmt(naive)} | {fmt(single)} "
+    w("| items | buckets | callers | lane engine (in process) | end to end (router) | naive | single-statement | engine ÷ raw ceiling | end to end ÷ single-statement |\n")
+    w("|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+    for items, b, t, engine, engine_err, e2e, e2e_err, naive, single in rows:
+        w(f"| {items} | {b} | {t} | {fmt(engine)} ± {fmt(engine_err)} | {fmt(e2e)} ± {fmt(e2e_err)} | {fmt(naive)} | {fmt(single)} "
           f"| {engine / raw_ceiling:.2f} | {e2e / single:.1f}× |\n")
     w(f"\nRaw ceiling (plain JDBC, batches of 100 holds per transaction, 4 writers, no decisions): "
       f"{fmt(raw_ceiling)} ± {fmt(raw_err)} holds/s.\n\n")
-    w("Buckets (1, 4, 16 per item) arrive with the bucket issue; until then every item has one bucket.\n\n")
+    w("Buckets: every item of the scenario is created with that many escrow buckets (each on its own lane when\n")
+    w("the shard has enough lanes; the shard runs its default 4 lanes). The baselines have no buckets.\n\n")
     w("## The sold-out path\n\n")
     w("| scenario | calls/s | ratio |\n|---|---:|---:|\n")
     w(f"| Reserve of a sold-out item through the router (64 callers) | {fmt(soldout)} ± {fmt(soldout_err)} | {soldout / noop:.2f} of no-op |\n")
     w(f"| no-op gRPC (Health.Check on the same server, 64 callers) | {fmt(noop)} ± {fmt(noop_err)} | 1.00 |\n\n")
     w("## Latency at half of the maximum end-to-end throughput\n\n")
-    w(f"Open-loop load generator at half of the hot-item end-to-end figure at 256 callers "
-      f"(`bench/results/raw/{date}-{commit}/latency.log`).\n\n")
+    w(f"Open-loop load generator at half of the best hot-item end-to-end figure at 256 callers, with its "
+      f"bucket count ({latency_buckets}) (`bench/results/raw/{date}-{commit}/latency.log`).\n\n")
     w("| p50 ms | p99 ms | p99.9 ms |\n|---:|---:|---:|\n")
     w(f"| {p50 if p50 is not None else '?'} | {latency.get('p99_ms', p99 if p99 is not None else '?')} | {p999 if p999 is not None else '?'} |\n\n")
     w("## Flash sale (load generator, 10,000 units, 1,000,000 buyers, 512 in flight)\n\n")
     w(f"`sold={sale.get('sold', '?')} total={sale.get('total', '?')}`, `invariant={sale.get('invariant', '?')}`, "
       f"`reserve_per_s={sale.get('reserve_per_s', '?')}`, `p99_ms={sale.get('p99_ms', '?')}`.\n\n")
-    hot256 = [r for r in rows if r[0] == 1 and r[1] == 256][0]
-    w("## Targets on this machine\n\n| target | measured | met |\n|---|---|---|\n")
-    w(f"| lane engine, hot item, 256 callers ≥ 31,000/s | {fmt(hot256[2])}/s | {'yes' if hot256[2] >= 31000 else 'no'} |\n")
-    w(f"| lane engine ≥ 0.6 of the raw ceiling | {hot256[2] / raw_ceiling:.2f} | {'yes' if hot256[2] / raw_ceiling >= 0.6 else 'no'} |\n")
-    w(f"| end to end ≥ 10× single-statement (hot item, 256 callers) | {hot256[4] / hot256[7]:.1f}× | {'yes' if hot256[4] / hot256[7] >= 10 else 'no'} |\n")
+    w("## Flash sale in 3 regions (same sale, stock split evenly, buyers spread evenly, a bucket-balancer)\n\n")
+    w(f"`sold={regional.get('sold', '?')} total={regional.get('total', '?')}`, `invariant={regional.get('invariant', '?')}`, "
+      f"`reserve_per_s={regional.get('reserve_per_s', '?')}`, `p99_ms={regional.get('p99_ms', '?')}`.\n\n")
+    hot = [r for r in rows if r[0] == 1 and r[2] == 256]
+    eng = max(hot, key=lambda r: r[3])
+    e2e_best = max(hot, key=lambda r: r[5] / r[8])
+    w("## Targets on this machine\n\nEach hot-item target is judged at the bucket count (1, 4 or 16) that did best.\n\n")
+    w("| target | measured | met |\n|---|---|---|\n")
+    w(f"| lane engine, hot item, 256 callers ≥ 31,000/s | {fmt(eng[3])}/s ({eng[1]} buckets) | {'yes' if eng[3] >= 31000 else 'no'} |\n")
+    w(f"| lane engine ≥ 0.6 of the raw ceiling | {eng[3] / raw_ceiling:.2f} | {'yes' if eng[3] / raw_ceiling >= 0.6 else 'no'} |\n")
+    w(f"| end to end ≥ 10× single-statement (hot item, 256 callers) | {e2e_best[5] / e2e_best[8]:.1f}× ({e2e_best[1]} buckets) | {'yes' if e2e_best[5] / e2e_best[8] >= 10 else 'no'} |\n")
     w(f"| sold-out path ≥ 0.7 of the no-op ceiling | {soldout / noop:.2f} | {'yes' if soldout / noop >= 0.7 else 'no'} |\n")
     p99v = latency.get("p99_ms")
     met = "?" if p99v is None else ("yes" if float(p99v) < 10 else "no")
