@@ -443,6 +443,7 @@ final class Batch {
         BucketKey k = b.key;
         Set<Integer> tried = new java.util.HashSet<>();
         long got = 0;
+        boolean staleSeen = false;
         for (int attempt = 0; attempt < route.bucketCount && got < need; attempt++) {
             int s = richestUntried(route, k.bucketNo(), tried);
             if (s < 0) {
@@ -464,6 +465,7 @@ final class Batch {
             long missing = need - got;
             LaneStore.Borrowed lent = store.borrow(c(), k.tenantId(), k.itemId(), s, 1, Math.max(missing, shown / 2));
             if (lent == null) {
+                staleSeen = true; // it showed units it no longer has: the published view is behind
                 continue;
             }
             got += lent.units();
@@ -476,6 +478,28 @@ final class Batch {
                 delta(sk).lent += lent.units();
             }
             lenderRows.add(lent.lender());
+        }
+        if (got < need && staleSeen) {
+            // The published levels were behind (a collapse or another lane's borrow just moved
+            // units): read the rows themselves before any SOLD_OUT.
+            for (long[] row : store.availableByBucket(c(), k.tenantId(), k.itemId())) {
+                int s = (int) row[0];
+                if (got >= need || s == k.bucketNo() || row[1] <= 0) {
+                    continue;
+                }
+                LaneStore.Borrowed lent = store.borrow(c(), k.tenantId(), k.itemId(), s, 1, need - got);
+                if (lent != null) {
+                    got += lent.units();
+                    d.borrowed += lent.units();
+                    d.available += lent.units();
+                    d.allotment += lent.units();
+                    BucketKey sk = new BucketKey(k.tenantId(), k.itemId(), s);
+                    if (deltas.containsKey(sk) || lane.cached(sk) != null) {
+                        delta(sk).lent += lent.units();
+                    }
+                    lenderRows.add(lent.lender());
+                }
+            }
         }
         if (got >= need) {
             return BORROWED;
@@ -767,6 +791,16 @@ final class Batch {
         }
         bucketRows.addAll(rows);
         return null;
+    }
+
+    /** Before the commit: raise the published units of buckets this batch adds units to. */
+    void raiseBeforeCommit() {
+        for (LaneStore.BucketRow r : bucketRows) {
+            ItemRoute route = lane.route(new BucketKey(r.tenantId(), r.itemId(), r.bucketNo()));
+            if (route != null) {
+                route.raise(r.bucketNo(), r.available());
+            }
+        }
     }
 
     /** Below the low-water mark, an item with several open buckets collapses into bucket 0 (once). */

@@ -14,8 +14,9 @@ import java.util.concurrent.atomic.LongAdder;
  * <p>Thread-safe: written by lanes after their commits, read by the engine (routing) and by
  * other lanes (a dry bucket looking for a sibling to borrow from). Published values are hints:
  * the database stays the arbiter, so a stale value costs a redo or a borrow that finds less
- * than hoped, never an oversell. A value is only published after the commit that made it, so a
- * Release acknowledged to a caller is always visible here.
+ * than hoped, never an oversell. Increases are raised before the commit that makes them and
+ * exact values are published after it, so units are never hidden from another lane: a stale
+ * value is only ever too high, and a borrow that finds less than a value promised reads the rows.
  */
 final class ItemRoute {
     final String tenantId;
@@ -98,6 +99,17 @@ final class ItemRoute {
     void publish(int bucketNo, long availableUnits) {
         if (bucketNo >= 0 && bucketNo < bucketCount) {
             available.set(bucketNo, availableUnits);
+        }
+    }
+
+    /**
+     * Raises a bucket's published units to at least {@code availableUnits}, before the commit
+     * that adds them: other lanes may then see units a moment early (a borrow that finds less
+     * and falls back to reading the rows), never a moment late (a SOLD_OUT while they exist).
+     */
+    void raise(int bucketNo, long availableUnits) {
+        if (bucketNo >= 0 && bucketNo < bucketCount) {
+            available.accumulateAndGet(bucketNo, availableUnits, Math::max);
         }
     }
 

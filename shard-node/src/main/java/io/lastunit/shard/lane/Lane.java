@@ -195,6 +195,7 @@ final class Lane implements Runnable {
                     Batch.Redo redo = b.decideAndWrite();
                     if (redo == null) {
                         committing = true;
+                        b.raiseBeforeCommit();
                         if (c.opened()) {
                             c.commit();
                             transactions.incrementAndGet();
@@ -455,8 +456,11 @@ final class Lane implements Runnable {
                     return;
                 }
                 List<String> keys = items.keysOutsideBucket0(c, k.tenantId(), k.itemId(), config.keyIndexMax());
-                c.commit();
+                // Before the commit: new Reserves go to bucket 0 (which can borrow from any bucket, so
+                // this is right even if the commit fails), and bucket 0 shows its new units early.
                 route.closeAllBut0();
+                route.raise(0, row.available());
+                c.commit();
                 for (int b = 1; b < route.bucketCount; b++) {
                     route.publish(b, 0);
                 }
@@ -594,6 +598,9 @@ final class Lane implements Runnable {
                 LaneStore.BucketRow row = transfers.recordInAndCredit(c, r.getTransferId(), k.tenantId(), k.itemId(),
                         r.getPeerShardId(), r.getQuantity());
                 var recorded = transfers.read(c, r.getTransferId(), "IN");
+                if (row != null) {
+                    route.raise(0, row.available());
+                }
                 c.commit();
                 if (recorded == null || !recorded.getTenantId().equals(r.getTenantId())
                         || !recorded.getItemId().equals(r.getItemId()) || recorded.getQuantity() != r.getQuantity()
@@ -651,6 +658,10 @@ final class Lane implements Runnable {
                     return;
                 }
                 var stock = items.readStock(c, r.getTenantId(), r.getItemId());
+                ItemRoute known = engine.route(r.getTenantId(), r.getItemId());
+                if (known != null) {
+                    known.raise(0, row.available());
+                }
                 c.commit();
                 BucketState cached = buckets.get(op.bucket());
                 if (cached != null) {

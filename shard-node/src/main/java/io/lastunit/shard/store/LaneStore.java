@@ -317,6 +317,22 @@ public final class LaneStore {
         }
     }
 
+    /** Every bucket of an item with its committed available units: {bucket_no, available}. */
+    public List<long[]> availableByBucket(Connection c, String tenant, String item) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement(
+                "SELECT bucket_no, available FROM buckets WHERE tenant_id = ? AND item_id = ? ORDER BY available DESC")) {
+            ps.setString(1, tenant);
+            ps.setString(2, item);
+            List<long[]> rows = new ArrayList<>();
+            try (ResultSet rs = ps.executeQuery()) {
+                while (rs.next()) {
+                    rows.add(new long[] {rs.getInt(1), rs.getLong(2)});
+                }
+            }
+            return rows;
+        }
+    }
+
     /** Units a bucket lent to a sibling, and the lender's row after. */
     public record Borrowed(long units, BucketRow lender) {
     }
