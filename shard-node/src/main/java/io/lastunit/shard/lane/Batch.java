@@ -553,17 +553,7 @@ final class Batch {
         }
         List<HoldRow> inserted = store.insertForwarded(c(), ids, t, i, rg, qty, buyer, key, fp);
         if (inserted.size() != n) {
-            Set<String> placed = new java.util.HashSet<>();
-            for (HoldRow h : inserted) {
-                placed.add(h.tenantId() + '\0' + h.idempotencyKey());
-            }
-            Set<String> elsewhere = new java.util.HashSet<>();
-            for (int x = 0; x < n; x++) {
-                if (!placed.contains(t[x] + '\0' + key[x])) {
-                    elsewhere.add(t[x] + '\0' + key[x]);
-                }
-            }
-            return new Redo(elsewhere.size() + " idempotency keys already in use", Set.of(), elsewhere);
+            return keysInUse(inserted, t, key);
         }
         for (Op.Reserve r : forwards) {
             delta(r.bucket()).newKeys.add(r.request().getIdempotencyKey());
@@ -656,6 +646,24 @@ final class Batch {
         }
     }
 
+    /**
+     * An insert skipped some keys (ON CONFLICT): they are in use elsewhere in the tenant. Decide
+     * again with those keys looked up instead of placed.
+     */
+    private static Redo keysInUse(List<HoldRow> inserted, String[] tenants, String[] keys) {
+        Set<String> placed = new java.util.HashSet<>();
+        for (HoldRow h : inserted) {
+            placed.add(h.tenantId() + '\0' + h.idempotencyKey());
+        }
+        Set<String> elsewhere = new java.util.HashSet<>();
+        for (int x = 0; x < keys.length; x++) {
+            if (!placed.contains(tenants[x] + '\0' + keys[x])) {
+                elsewhere.add(tenants[x] + '\0' + keys[x]);
+            }
+        }
+        return new Redo(elsewhere.size() + " idempotency keys already in use", Set.of(), elsewhere);
+    }
+
     private Redo insertHolds(List<Op.Reserve> accepted) throws SQLException {
         if (accepted.isEmpty()) {
             return null;
@@ -688,17 +696,7 @@ final class Batch {
         }
         List<HoldRow> inserted = store.insertHolds(c(), ids, t, i, bn, rg, qty, buyer, key, fp, ttl);
         if (inserted.size() != n) {
-            Set<String> placed = new java.util.HashSet<>();
-            for (HoldRow h : inserted) {
-                placed.add(h.tenantId() + '\0' + h.idempotencyKey());
-            }
-            Set<String> elsewhere = new java.util.HashSet<>();
-            for (int x = 0; x < n; x++) {
-                if (!placed.contains(t[x] + '\0' + key[x])) {
-                    elsewhere.add(t[x] + '\0' + key[x]);
-                }
-            }
-            return new Redo(elsewhere.size() + " idempotency keys already in use", Set.of(), elsewhere);
+            return keysInUse(inserted, t, key);
         }
         Map<String, HoldRow> byKey = new HashMap<>(n * 2);
         for (HoldRow h : inserted) {

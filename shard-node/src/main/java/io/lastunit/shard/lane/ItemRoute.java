@@ -74,15 +74,6 @@ final class ItemRoute {
         return open;
     }
 
-    boolean isOpen(int bucketNo) {
-        for (int b : open) {
-            if (b == bucketNo) {
-                return true;
-            }
-        }
-        return false;
-    }
-
     void closeAllBut0() {
         open = new int[] {0};
         collapsing.set(true);
@@ -123,10 +114,6 @@ final class ItemRoute {
         return available.get(bucketNo);
     }
 
-    long dueMicros(int bucketNo) {
-        return dueMicros.get(bucketNo);
-    }
-
     /** Committed available units over every bucket, as last published. */
     long availableSum() {
         long s = 0;
@@ -134,20 +121,6 @@ final class ItemRoute {
             s += available.get(b);
         }
         return s;
-    }
-
-    /** The sibling with the most published available units, or -1 when every sibling shows none. */
-    int richestSibling(int except) {
-        int best = -1;
-        long most = 0;
-        for (int b = 0; b < bucketCount; b++) {
-            long a = available.get(b);
-            if (b != except && a > most) {
-                most = a;
-                best = b;
-            }
-        }
-        return best;
     }
 
     /** A sibling with holds due for expiry at {@code nowMicros}, or -1. */

@@ -94,10 +94,6 @@ public final class LaneEngine implements AutoCloseable {
         return prev != null ? prev : route;
     }
 
-    void forget(String tenant, String item) {
-        routes.remove(routeKey(tenant, item));
-    }
-
     /** Demand counters of an item since this node started: {reserves, soldOuts}; zeros if unknown. */
     public long[] demand(String tenant, String item) {
         ItemRoute r = route(tenant, item);
