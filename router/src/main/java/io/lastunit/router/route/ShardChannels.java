@@ -47,6 +47,9 @@ public final class ShardChannels implements AutoCloseable {
                 .keepAliveTime(30, TimeUnit.SECONDS)
                 .keepAliveTimeout(10, TimeUnit.SECONDS)
                 .keepAliveWithoutCalls(true)
+                // Replies are handled without blocking (completing futures, answering the caller),
+                // so they run on the transport thread that read them: no hand-off per call.
+                .directExecutor()
                 .maxInboundMessageSize(4 << 20);
         if (trustCertificate == null) {
             b.usePlaintext();
