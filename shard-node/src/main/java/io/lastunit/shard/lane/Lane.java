@@ -488,6 +488,15 @@ final class Lane implements Runnable {
         }
     }
 
+    /** After a commit that wrote a bucket row outside a batch: publish it and refresh the cache. */
+    private void committed(ItemRoute route, LaneStore.BucketRow row) {
+        route.publish(row.bucketNo(), row.available());
+        BucketState cached = buckets.get(new BucketKey(row.tenantId(), row.itemId(), row.bucketNo()));
+        if (cached != null) {
+            cached.setCounters(row.allotment(), row.available(), row.held(), row.sold());
+        }
+    }
+
     /** Step 1 of a transfer: take units out of the item's buckets and record OUT PENDING. */
     private void transferOut(Op.TransferOut op) {
         var r = op.request();
@@ -564,11 +573,7 @@ final class Lane implements Runnable {
                     route.regionCollapsed = true;
                 }
                 for (LaneStore.BucketRow row : after) {
-                    route.publish(row.bucketNo(), row.available());
-                    BucketState cached = buckets.get(new BucketKey(k.tenantId(), k.itemId(), row.bucketNo()));
-                    if (cached != null) {
-                        cached.setCounters(row.allotment(), row.available(), row.held(), row.sold());
-                    }
+                    committed(route, row);
                 }
                 op.future().complete(recorded);
             } catch (SQLException e) {
@@ -610,11 +615,7 @@ final class Lane implements Runnable {
                     return;
                 }
                 if (row != null) {
-                    route.publish(0, row.available());
-                    BucketState cached = buckets.get(k);
-                    if (cached != null) {
-                        cached.setCounters(row.allotment(), row.available(), row.held(), row.sold());
-                    }
+                    committed(route, row);
                 }
                 op.future().complete(recorded);
             } catch (SQLException e) {
@@ -663,13 +664,8 @@ final class Lane implements Runnable {
                     known.raise(0, row.available());
                 }
                 c.commit();
-                BucketState cached = buckets.get(op.bucket());
-                if (cached != null) {
-                    cached.setCounters(row.allotment(), row.available(), row.held(), row.sold());
-                }
-                ItemRoute route = engine.route(r.getTenantId(), r.getItemId());
-                if (route != null) {
-                    route.publish(0, row.available());
+                if (known != null) { // a cached bucket always has its route: nothing to refresh otherwise
+                    committed(known, row);
                 }
                 op.future().complete(io.lastunit.api.inventory.v1.RestockResponse.newBuilder()
                         .setStock(stock).setApplied(true).build());
