@@ -17,9 +17,9 @@ import java.util.concurrent.TimeUnit;
  * A real shard node for integration tests: wired by Micronaut exactly as in production, on the
  * test class's own PostgreSQL database, serving gRPC on a real socket (127.0.0.1, free port),
  * with a plaintext channel to it. Settings can be overridden per test. Not thread-safe to
- * start/stop concurrently; the stubs are.
+ * start/stop concurrently; the stubs are. Public for the tests of the lane package.
  */
-final class ShardNodeHarness implements AutoCloseable {
+public final class ShardNodeHarness implements AutoCloseable {
     private final PostgresFixture pg;
     private final String jdbcUrl;
     private final Map<String, Object> overrides;
@@ -27,7 +27,7 @@ final class ShardNodeHarness implements AutoCloseable {
     private ShardNode node;
     private ManagedChannel channel;
 
-    ShardNodeHarness(PostgresFixture pg, Map<String, Object> overrides) {
+    public ShardNodeHarness(PostgresFixture pg, Map<String, Object> overrides) {
         this(pg, pg.jdbcUrl(), overrides);
     }
 
@@ -37,7 +37,7 @@ final class ShardNodeHarness implements AutoCloseable {
         this.overrides = overrides;
     }
 
-    ShardNodeHarness start() throws Exception {
+    public ShardNodeHarness start() throws Exception {
         Map<String, Object> props = new HashMap<>();
         props.put("lastunit.shard.id", "test");
         props.put("lastunit.shard.port", 0);
@@ -52,7 +52,7 @@ final class ShardNodeHarness implements AutoCloseable {
         return this;
     }
 
-    ShardNode node() {
+    public ShardNode node() {
         return node;
     }
 
@@ -60,20 +60,20 @@ final class ShardNodeHarness implements AutoCloseable {
         return channel;
     }
 
-    InventoryServiceGrpc.InventoryServiceBlockingStub blocking() {
+    public InventoryServiceGrpc.InventoryServiceBlockingStub blocking() {
         return InventoryServiceGrpc.newBlockingStub(channel).withDeadlineAfter(30, TimeUnit.SECONDS);
     }
 
-    InventoryServiceGrpc.InventoryServiceFutureStub async() {
+    public InventoryServiceGrpc.InventoryServiceFutureStub async() {
         return InventoryServiceGrpc.newFutureStub(channel);
     }
 
-    InvariantReport checkInvariants() {
+    public InvariantReport checkInvariants() {
         return ShardServiceGrpc.newBlockingStub(channel).withDeadlineAfter(30, TimeUnit.SECONDS)
                 .checkInvariants(CheckInvariantsRequest.getDefaultInstance());
     }
 
-    void createItem(String tenant, String item, long total) {
+    public void createItem(String tenant, String item, long total) {
         blocking().createItem(CreateItemRequest.newBuilder().setTenantId(tenant).setItemId(item).setTotal(total)
                 .setHomeRegion("local").build());
     }

@@ -193,7 +193,7 @@ public final class PlainJdbc {
         try (Connection c = ds.getConnection()) {
             try {
                 int inserted = LANE_STORE.insertHolds(c, ids, tenants, items, buckets, regions, qtys, buyers, keys,
-                        fingerprints, ttls).size();
+                        fingerprints, ttls).count();
                 if (inserted != n) {
                     throw new SQLException("inserted " + inserted + " of " + n + " holds: keys reused");
                 }

@@ -10,6 +10,7 @@ import io.lastunit.shard.store.HoldRow;
 import io.lastunit.shard.store.LaneStore;
 import java.sql.Connection;
 import java.sql.SQLException;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
@@ -326,7 +327,7 @@ final class Batch {
                 }
                 continue;
             }
-            if (b.knowsKey(q.getIdempotencyKey()) || keysElsewhere.contains(tk)) {
+            if ((b.knowsKey(q.getIdempotencyKey()) && !lane.keyAbsent(r)) || keysElsewhere.contains(tk)) {
                 lookups.add(r);
                 continue;
             }
@@ -630,9 +631,10 @@ final class Batch {
             var q = r.request();
             HoldRow h = rows.get(q.getTenantId() + '\0' + q.getIdempotencyKey());
             if (h == null) {
-                // The key set named a key the table does not have (its insert was rolled back):
-                // decide it afresh next batch.
+                // The key index named a key the table does not have (a fingerprint collision, or
+                // an insert rolled back): decide it as a new key next batch.
                 keysElsewhere.remove(q.getTenantId() + '\0' + q.getIdempotencyKey());
+                lane.markKeyAbsent(r);
                 lane.carryOver(r);
             } else if (h.fingerprint().equals(r.fingerprint()) && "FORWARDED".equals(h.state())) {
                 fail(r, forwarded(r));
@@ -655,6 +657,18 @@ final class Batch {
         for (HoldRow h : inserted) {
             placed.add(h.tenantId() + '\0' + h.idempotencyKey());
         }
+        return keysInUse(placed, tenants, keys);
+    }
+
+    private static Redo keysInUse(LaneStore.InsertedHolds inserted, String[] tenants, String[] keys) {
+        Set<String> placed = new java.util.HashSet<>();
+        for (int x = 0; x < inserted.keys().length; x++) {
+            placed.add(inserted.tenants()[x] + '\0' + inserted.keys()[x]);
+        }
+        return keysInUse(placed, tenants, keys);
+    }
+
+    private static Redo keysInUse(Set<String> placed, String[] tenants, String[] keys) {
         Set<String> elsewhere = new java.util.HashSet<>();
         for (int x = 0; x < keys.length; x++) {
             if (!placed.contains(tenants[x] + '\0' + keys[x])) {
@@ -694,23 +708,23 @@ final class Batch {
             fp[x] = r.fingerprint();
             ttl[x] = r.holdTtlMsRequested() != 0 ? r.holdTtlMsRequested() : lane.cached(r.bucket()).item.holdTtlMs();
         }
-        List<HoldRow> inserted = store.insertHolds(c(), ids, t, i, bn, rg, qty, buyer, key, fp, ttl);
-        if (inserted.size() != n) {
+        LaneStore.InsertedHolds inserted = store.insertHolds(c(), ids, t, i, bn, rg, qty, buyer, key, fp, ttl);
+        if (inserted.count() != n) {
             return keysInUse(inserted, t, key);
         }
-        Map<String, HoldRow> byKey = new HashMap<>(n * 2);
-        for (HoldRow h : inserted) {
-            byKey.put(h.tenantId() + '\0' + h.idempotencyKey(), h);
-        }
-        for (Op.Reserve r : accepted) {
+        Instant created = inserted.createdAt();
+        long createdMicros = created.getEpochSecond() * 1_000_000L + created.getNano() / 1_000;
+        for (int x = 0; x < n; x++) {
+            Op.Reserve r = accepted.get(x);
             var q = r.request();
-            HoldRow h = byKey.get(q.getTenantId() + '\0' + q.getIdempotencyKey());
+            Instant expires = created.plusMillis(ttl[x]);
+            HoldRow h = new HoldRow(ids[x], t[x], i[x], bn[x], rg[x], qty[x], buyer[x], key[x], fp[x], "HELD",
+                    created, expires, false, null, false);
             Delta d = delta(r.bucket());
-            d.available -= h.qty();
-            d.held += h.qty();
-            d.newKeys.add(h.idempotencyKey());
-            long expiry = h.expiresAt().getEpochSecond() * 1_000_000L + h.expiresAt().getNano() / 1_000;
-            d.minNewExpiryMicros = Math.min(d.minNewExpiryMicros, expiry);
+            d.available -= q.getQuantity();
+            d.held += q.getQuantity();
+            d.newKeys.add(key[x]);
+            d.minNewExpiryMicros = Math.min(d.minNewExpiryMicros, createdMicros + ttl[x] * 1_000L);
             answer(r, ReserveResponse.newBuilder().setOutcome(ReserveOutcome.RESERVED).setHold(h.toProto()).build());
         }
         return null;
@@ -851,8 +865,6 @@ final class Batch {
         for (Map.Entry<Op.Reserve, Integer> r : reroutes) {
             lane.engine().reroute(r.getKey(), r.getValue());
         }
-        for (Runnable r : completions) {
-            r.run();
-        }
+        lane.reply(completions);
     }
 }

@@ -16,7 +16,6 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
-import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import javax.sql.DataSource;
@@ -41,7 +40,7 @@ final class Lane implements Runnable {
     final int index;
     private final LaneEngine engine;
     private final io.lastunit.shard.store.TransferStore transfers = new io.lastunit.shard.store.TransferStore();
-    private final ArrayBlockingQueue<Op> queue;
+    private final LaneQueue queue;
     private final DataSource dataSource;
     private final LaneStore store;
     private final ItemStore items;
@@ -52,6 +51,22 @@ final class Lane implements Runnable {
     private final ArrayDeque<Op> carry = new ArrayDeque<>();
     /** How often each carried operation has been carried; entries leave when the op completes. */
     private final java.util.IdentityHashMap<Op, Integer> carried = new java.util.IdentityHashMap<>();
+    /**
+     * Reserves whose key the bucket's fingerprint index knew but the holds table did not have (a
+     * fingerprint collision, or an insert that was rolled back): decided as new keys from then
+     * on. Entries leave when the op completes.
+     */
+    private final Set<Op> keyAbsent = java.util.Collections.newSetFromMap(new java.util.IdentityHashMap<>());
+    /**
+     * Answers the callers of committed batches, so that the lane starts its next batch while
+     * the replies of the last one go out (waking blocked callers, serializing gRPC replies).
+     * One thread, so a lane's callers are answered in commit order. Bounded: past
+     * {@link #REPLY_BATCHES_MAX} batches waiting, the lane answers inline and slows down.
+     */
+    private final java.util.concurrent.ThreadPoolExecutor replier;
+    private final java.util.concurrent.atomic.AtomicInteger repliesWaiting =
+            new java.util.concurrent.atomic.AtomicInteger();
+    static final int REPLY_BATCHES_MAX = 64;
     private volatile boolean running = true;
     private volatile Thread thread;
     /** Database clock minus local clock, in micros, measured at each bucket load. */
@@ -67,13 +82,63 @@ final class Lane implements Runnable {
          Limits limits, InstantSource clock) {
         this.index = index;
         this.engine = engine;
-        this.queue = new ArrayBlockingQueue<>(config.queueCapacity());
+        this.queue = new LaneQueue(config.queueCapacity());
         this.dataSource = dataSource;
         this.store = store;
         this.items = items;
         this.config = config;
         this.limits = limits;
         this.clock = clock;
+        this.replier = new java.util.concurrent.ThreadPoolExecutor(1, 1, 0, TimeUnit.MILLISECONDS,
+                new java.util.concurrent.LinkedBlockingQueue<>(), r -> {
+                    Thread t = new Thread(r, "lane-" + index + "-replies");
+                    t.setDaemon(true);
+                    return t;
+                });
+    }
+
+    /**
+     * Runs a committed batch's completions on the replier thread (inline when it is behind or
+     * shut down). Called after the batch's state is published.
+     */
+    void reply(List<Runnable> completions) {
+        if (completions.isEmpty()) {
+            return;
+        }
+        if (repliesWaiting.incrementAndGet() <= REPLY_BATCHES_MAX) {
+            try {
+                replier.execute(() -> {
+                    try {
+                        runAll(completions);
+                    } finally {
+                        repliesWaiting.decrementAndGet();
+                    }
+                });
+                return;
+            } catch (java.util.concurrent.RejectedExecutionException shutDown) {
+                // fall through: answer here
+            }
+        }
+        repliesWaiting.decrementAndGet();
+        runAll(completions);
+    }
+
+    private static void runAll(List<Runnable> completions) {
+        for (Runnable r : completions) {
+            try {
+                r.run();
+            } catch (RuntimeException e) {
+                log.error("completing a caller failed", e);
+            }
+        }
+    }
+
+    /** After the lane thread ended: lets the replier finish what it was given (bounded wait). */
+    void closeReplies() throws InterruptedException {
+        replier.shutdown();
+        if (!replier.awaitTermination(10, TimeUnit.SECONDS)) {
+            log.warn("lane {}: replies still running after 10 s", index);
+        }
     }
 
     boolean offer(Op op) {
@@ -124,7 +189,8 @@ final class Lane implements Runnable {
         List<Op> left = new ArrayList<>(carry);
         carry.clear();
         carried.clear();
-        queue.drainTo(left);
+        keyAbsent.clear();
+        queue.drainTo(left, Integer.MAX_VALUE);
         for (Op op : left) {
             op.future().completeExceptionally(Failure.retryable(Reason.SHUTTING_DOWN,
                     "lane " + index + " stopped before applying this request", retryAfter()));
@@ -167,6 +233,19 @@ final class Lane implements Runnable {
         if (!carried.isEmpty()) {
             carried.keySet().removeIf(op -> op.future().isDone());
         }
+        if (!keyAbsent.isEmpty()) {
+            keyAbsent.removeIf(op -> op.future().isDone());
+        }
+    }
+
+    /** The table has no hold with this Reserve's key although the bucket's index named it. */
+    void markKeyAbsent(Op.Reserve op) {
+        keyAbsent.add(op);
+    }
+
+    /** True when a lookup found this Reserve's key absent: the index's "known" was a collision. */
+    boolean keyAbsent(Op.Reserve op) {
+        return keyAbsent.contains(op);
     }
 
     /**

@@ -233,5 +233,13 @@ public final class LaneEngine implements AutoCloseable {
                 lanes[i].failQueued(); // anything offered in the instant before `closed` was seen
             }
         }
+        for (Lane l : lanes) {
+            try {
+                l.closeReplies();
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return;
+            }
+        }
     }
 }

@@ -5,6 +5,7 @@ import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Timestamp;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -226,15 +227,30 @@ public final class LaneStore {
                   FROM unnest(?::uuid[], ?::text[], ?::text[], ?::int4[], ?::text[], ?::int4[], ?::text[], ?::text[],
                               ?::text[], ?::int8[]) AS d(id, t, i, b, r, q, buyer, k, fp, ttl)
                 ON CONFLICT (tenant_id, idempotency_key) DO NOTHING
-                RETURNING %s
+                RETURNING hold_id, tenant_id, item_id, qty, idempotency_key
             ), ob AS (
                 INSERT INTO outbox (tenant_id, item_id, kind, hold_id, qty)
                 SELECT tenant_id, item_id, 'HELD', hold_id, qty FROM ins
             )
-            SELECT * FROM ins""".formatted(HoldRow.columns(""));
+            SELECT count(*)::int4, now(),
+                   CASE WHEN count(*) < ? THEN array_agg(tenant_id) END,
+                   CASE WHEN count(*) < ? THEN array_agg(idempotency_key) END
+              FROM ins""";
 
-    /** New holds, one statement. A key already used in the tenant is skipped: absent from the result. */
-    public List<HoldRow> insertHolds(Connection c, UUID[] ids, String[] tenants, String[] items, Integer[] buckets,
+    /**
+     * What one insert of holds did: how many rows it inserted, the transaction's {@code now()}
+     * (every new hold's created_at; its expires_at is that plus its TTL), and — only when some
+     * keys were skipped — the (tenant, key) pairs it did insert.
+     */
+    public record InsertedHolds(int count, Instant createdAt, String[] tenants, String[] keys) {
+    }
+
+    /**
+     * New HELD holds with their outbox rows, one statement. A key already used in the tenant is
+     * skipped. The reply is one row whatever the batch size: the rows inserted are exactly the
+     * input (the caller knows them), so nothing is sent back per row.
+     */
+    public InsertedHolds insertHolds(Connection c, UUID[] ids, String[] tenants, String[] items, Integer[] buckets,
                                      String[] regions, Integer[] qtys, String[] buyers, String[] keys,
                                      String[] fingerprints, Long[] ttlMs) throws SQLException {
         try (PreparedStatement ps = c.prepareStatement(INSERT_HOLDS)) {
@@ -248,7 +264,20 @@ public final class LaneStore {
             ps.setArray(8, c.createArrayOf("text", keys));
             ps.setArray(9, c.createArrayOf("text", fingerprints));
             ps.setArray(10, c.createArrayOf("int8", ttlMs));
-            return holds(ps);
+            ps.setInt(11, ids.length);
+            ps.setInt(12, ids.length);
+            try (ResultSet rs = ps.executeQuery()) {
+                rs.next();
+                int count = rs.getInt(1);
+                Instant now = rs.getTimestamp(2).toInstant();
+                if (count == ids.length) {
+                    return new InsertedHolds(count, now, null, null);
+                }
+                java.sql.Array t = rs.getArray(3);
+                java.sql.Array k = rs.getArray(4);
+                return new InsertedHolds(count, now, t == null ? new String[0] : (String[]) t.getArray(),
+                        k == null ? new String[0] : (String[]) k.getArray());
+            }
         }
     }
 

@@ -1,0 +1,112 @@
+package io.lastunit.shard.lane;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.lastunit.api.inventory.v1.ReserveRequest;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.Test;
+
+class LaneQueueTest {
+
+    private static Op.Reserve op(int i) {
+        return new Op.Reserve(new BucketKey("t", "i", 0), ReserveRequest.newBuilder().setIdempotencyKey("k" + i).build(),
+                "fp", 0, new CompletableFuture<>());
+    }
+
+    @Test
+    void refusesPastItsCapacity_andTakesAgainAfterADrain() throws Exception {
+        LaneQueue q = new LaneQueue(3);
+        assertThat(q.offer(op(1))).isTrue();
+        assertThat(q.offer(op(2))).isTrue();
+        assertThat(q.offer(op(3))).isTrue();
+        assertThat(q.offer(op(4))).isFalse();
+        assertThat(q.size()).isEqualTo(3);
+        List<Op> got = new ArrayList<>();
+        assertThat(q.drainTo(got, 2)).isEqualTo(2);
+        assertThat(got).extracting(o -> ((Op.Reserve) o).request().getIdempotencyKey()).containsExactly("k1", "k2");
+        assertThat(q.offer(op(5))).isTrue();
+        assertThat(q.offer(op(6))).isTrue();
+        assertThat(q.offer(op(7))).isFalse();
+        assertThat(q.poll(1, TimeUnit.MILLISECONDS)).isNotNull();
+        assertThat(q.drainTo(got, 10)).isEqualTo(2);
+        assertThat(q.isEmpty()).isTrue();
+        assertThat(q.size()).isZero();
+        assertThat(q.poll(1, TimeUnit.MILLISECONDS)).isNull();
+    }
+
+    @Test
+    void manyProducers_oneConsumer_everyAcceptedOpArrivesOnce_andNothingPastTheBound() throws Exception {
+        int producers = 8;
+        int each = 20_000;
+        int capacity = 1_000;
+        LaneQueue q = new LaneQueue(capacity);
+        AtomicInteger accepted = new AtomicInteger();
+        AtomicInteger maxSize = new AtomicInteger();
+        CountDownLatch done = new CountDownLatch(producers);
+        Set<String> arrived = new HashSet<>();
+        List<Thread> threads = new ArrayList<>();
+        for (int p = 0; p < producers; p++) {
+            int base = p * each;
+            Thread t = new Thread(() -> {
+                for (int i = 0; i < each; i++) {
+                    if (q.offer(op(base + i))) {
+                        accepted.incrementAndGet();
+                    } else {
+                        Thread.onSpinWait();
+                    }
+                }
+                done.countDown();
+            });
+            threads.add(t);
+            t.start();
+        }
+        List<Op> batch = new ArrayList<>();
+        while (done.getCount() > 0 || !q.isEmpty()) {
+            Op first = q.poll(5, TimeUnit.MILLISECONDS);
+            if (first == null) {
+                continue;
+            }
+            batch.clear();
+            batch.add(first);
+            q.drainTo(batch, 511);
+            for (Op o : batch) {
+                assertThat(arrived.add(((Op.Reserve) o).request().getIdempotencyKey())).isTrue();
+            }
+            // Accepted and not yet taken out: at most what the queue can hold.
+            maxSize.accumulateAndGet(accepted.get() - arrived.size(), Math::max);
+        }
+        for (Thread t : threads) {
+            t.join();
+        }
+        assertThat(arrived).hasSize(accepted.get());
+        assertThat(maxSize.get()).isLessThanOrEqualTo(capacity);
+        assertThat(accepted.get()).isLessThan(producers * each); // the bound was reached
+        assertThat(q.size()).isZero();
+    }
+
+    @Test
+    void aSleepingConsumer_isWokenByAnOffer_longBeforeItsTimeout() throws Exception {
+        LaneQueue q = new LaneQueue(10);
+        CompletableFuture<Op> taken = new CompletableFuture<>();
+        Thread consumer = new Thread(() -> {
+            try {
+                taken.complete(q.poll(60, TimeUnit.SECONDS));
+            } catch (InterruptedException e) {
+                taken.completeExceptionally(e);
+            }
+        });
+        consumer.start();
+        Thread.sleep(100); // let it park
+        q.offer(op(1));
+        // Without the wake-up the consumer would sleep its 60 s and this would time out.
+        assertThat(taken.get(10, TimeUnit.SECONDS)).isNotNull();
+        consumer.join();
+    }
+}
