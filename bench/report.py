@@ -10,6 +10,8 @@ import subprocess
 import sys
 
 raw, out, date, commit, jmh_opts = sys.argv[1:6]
+# End-to-end and sold-out runs warm up longer; the latency run sells a warm-up first (bench/run).
+e2e_opts, latency_warmup, latency_seconds = (sys.argv[6:9] + [jmh_opts, "?", "?"][len(sys.argv[6:9]):])
 
 
 def score(name):
@@ -92,7 +94,8 @@ with open(out, "w") as f:
     w = f.write
     w(f"# Benchmark run {date} ({commit})\n\n")
     w(f"Machine: {cpus} cores, {platform.system()} {platform.release()}, {java}; PostgreSQL on the same machine.\n")
-    w(f"Produced by `bench/run` (JMH options `{jmh_opts}`; callers = JMH threads). Figures are\n")
+    w(f"Produced by `bench/run` (JMH options `{jmh_opts}`; end to end and the sold-out path `{e2e_opts}`;\n")
+    w("callers = JMH threads). Figures are\n")
     w("reservations per second (durable: committed before the reply) unless noted; error = JMH's\n")
     w("99.9% interval. This machine is shared and noisy: read the ratios, not the absolute numbers.\n\n")
     w("## Reserve throughput against the baselines of the same run\n\n")
@@ -111,7 +114,8 @@ with open(out, "w") as f:
     w(f"| no-op gRPC (Health.Check on the same server, 64 callers) | {fmt(noop)} ± {fmt(noop_err)} | 1.00 |\n\n")
     w("## Latency at half of the maximum end-to-end throughput\n\n")
     w(f"Open-loop load generator at half of the best hot-item end-to-end figure at 256 callers, with its "
-      f"bucket count ({latency_buckets}) (`bench/results/raw/{date}-{commit}/latency.log`).\n\n")
+      f"bucket count ({latency_buckets}): {latency_seconds} s of load after a closed-loop warm-up of {latency_warmup} buyers "
+      f"(`bench/results/raw/{date}-{commit}/latency.log`).\n\n")
     w("| p50 ms | p99 ms | p99.9 ms |\n|---:|---:|---:|\n")
     w(f"| {p50 if p50 is not None else '?'} | {latency.get('p99_ms', p99 if p99 is not None else '?')} | {p999 if p999 is not None else '?'} |\n\n")
     w("## Flash sale (load generator, 10,000 units, 1,000,000 buyers, 512 in flight)\n\n")

@@ -26,7 +26,7 @@ final class RouterClient implements AutoCloseable {
     RouterClient(int port) {
         Metadata md = new Metadata();
         md.put(Metadata.Key.of("authorization", Metadata.ASCII_STRING_MARSHALLER), "Bearer " + LocalPlatform.DEV_TOKEN);
-        channel = NettyChannelBuilder.forAddress("127.0.0.1", port).usePlaintext().build();
+        channel = NettyChannelBuilder.forAddress("127.0.0.1", port).usePlaintext().disableRetry().build();
         inventory = InventoryServiceGrpc.newBlockingStub(channel)
                 .withInterceptors(MetadataUtils.newAttachHeadersInterceptor(md));
         inventoryAsync = InventoryServiceGrpc.newFutureStub(channel)

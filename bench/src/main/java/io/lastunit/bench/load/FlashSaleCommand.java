@@ -210,7 +210,8 @@ public final class FlashSaleCommand implements Callable<Integer> {
 
         Metadata md = new Metadata();
         md.put(Metadata.Key.of("authorization", Metadata.ASCII_STRING_MARSHALLER), "Bearer " + token());
-        ManagedChannel channel = NettyChannelBuilder.forTarget(router).usePlaintext().directExecutor()
+        // The driver retries by its own rules (Outcomes), so gRPC's transparent retry is off.
+        ManagedChannel channel = NettyChannelBuilder.forTarget(router).usePlaintext().directExecutor().disableRetry()
                 .intercept(MetadataUtils.newAttachHeadersInterceptor(md)).build();
         closer.add(() -> {
             channel.shutdownNow();

@@ -50,6 +50,9 @@ public final class ShardChannels implements AutoCloseable {
                 // Replies are handled without blocking (completing futures, answering the caller),
                 // so they run on the transport thread that read them: no hand-off per call.
                 .directExecutor()
+                // The router retries with its own bounds (attempts-max); gRPC's transparent retry
+                // would wrap every call in a buffering RetriableStream for nothing.
+                .disableRetry()
                 .maxInboundMessageSize(4 << 20);
         if (trustCertificate == null) {
             b.usePlaintext();
