@@ -11,12 +11,18 @@ import java.time.Duration;
 import java.time.InstantSource;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.HashMap;
 import java.util.HashSet;
+import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import javax.sql.DataSource;
 import org.slf4j.Logger;
@@ -28,8 +34,9 @@ import org.slf4j.LoggerFactory;
  * batch in one transaction (see {@link Batch}) and completes the callers only after the
  * commit. A hundred sales share one WAL flush.
  *
- * <p>Thread-safety: {@link #offer} may be called from any thread; everything else runs on the
- * lane's own thread, which asserts it. Hazard: the cache can be stale (a restart, a second
+ * <p>Thread-safety: {@link #offer} may be called from any thread; {@link #closeReplies} by the
+ * engine once the lane thread ended; the completions it hands to {@link #reply} run on its
+ * replier thread; everything else runs on the lane's own thread, which asserts it. Hazard: the cache can be stale (a restart, a second
  * writer by mistake); the conditional bucket update makes that cost a redo, never an oversell.
  */
 final class Lane implements Runnable {
@@ -50,22 +57,21 @@ final class Lane implements Runnable {
     private final Map<BucketKey, BucketState> buckets = new HashMap<>();
     private final ArrayDeque<Op> carry = new ArrayDeque<>();
     /** How often each carried operation has been carried; entries leave when the op completes. */
-    private final java.util.IdentityHashMap<Op, Integer> carried = new java.util.IdentityHashMap<>();
+    private final IdentityHashMap<Op, Integer> carried = new IdentityHashMap<>();
     /**
      * Reserves whose key the bucket's fingerprint index knew but the holds table did not have (a
      * fingerprint collision, or an insert that was rolled back): decided as new keys from then
      * on. Entries leave when the op completes.
      */
-    private final Set<Op> keyAbsent = java.util.Collections.newSetFromMap(new java.util.IdentityHashMap<>());
+    private final Set<Op> keyAbsent = Collections.newSetFromMap(new IdentityHashMap<>());
     /**
      * Answers the callers of committed batches, so that the lane starts its next batch while
      * the replies of the last one go out (waking blocked callers, serializing gRPC replies).
      * One thread, so a lane's callers are answered in commit order. Bounded: past
      * {@link #REPLY_BATCHES_MAX} batches waiting, the lane answers inline and slows down.
      */
-    private final java.util.concurrent.ThreadPoolExecutor replier;
-    private final java.util.concurrent.atomic.AtomicInteger repliesWaiting =
-            new java.util.concurrent.atomic.AtomicInteger();
+    private final ThreadPoolExecutor replier;
+    private final AtomicInteger repliesWaiting = new AtomicInteger();
     static final int REPLY_BATCHES_MAX = 64;
     private volatile boolean running = true;
     private volatile Thread thread;
@@ -89,8 +95,8 @@ final class Lane implements Runnable {
         this.config = config;
         this.limits = limits;
         this.clock = clock;
-        this.replier = new java.util.concurrent.ThreadPoolExecutor(1, 1, 0, TimeUnit.MILLISECONDS,
-                new java.util.concurrent.LinkedBlockingQueue<>(), r -> {
+        this.replier = new ThreadPoolExecutor(1, 1, 0, TimeUnit.MILLISECONDS,
+                new LinkedBlockingQueue<>(), r -> {
                     Thread t = new Thread(r, "lane-" + index + "-replies");
                     t.setDaemon(true);
                     return t;
@@ -115,7 +121,7 @@ final class Lane implements Runnable {
                     }
                 });
                 return;
-            } catch (java.util.concurrent.RejectedExecutionException shutDown) {
+            } catch (RejectedExecutionException shutDown) {
                 // fall through: answer here
             }
         }
