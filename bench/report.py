@@ -11,7 +11,8 @@ import sys
 
 raw, out, date, commit, jmh_opts = sys.argv[1:6]
 # End-to-end and sold-out runs warm up longer; the latency run sells a warm-up first (bench/run).
-e2e_opts, latency_warmup, latency_seconds = (sys.argv[6:9] + [jmh_opts, "?", "?"][len(sys.argv[6:9]):])
+e2e_opts, latency_warmup, latency_seconds, latency_warmup_seconds = (
+    sys.argv[6:10] + [jmh_opts, "?", "?", "0"][len(sys.argv[6:10]):])
 
 
 def score(name):
@@ -115,6 +116,7 @@ with open(out, "w") as f:
     w("## Latency at half of the maximum end-to-end throughput\n\n")
     w(f"Open-loop load generator at half of the best hot-item end-to-end figure at 256 callers, with its "
       f"bucket count ({latency_buckets}): {latency_seconds} s of load after a closed-loop warm-up of {latency_warmup} buyers "
+      f"and {latency_warmup_seconds} s of open-loop warm-up at the same rate on other items "
       f"(`bench/results/raw/{date}-{commit}/latency.log`).\n\n")
     w("| p50 ms | p99 ms | p99.9 ms |\n|---:|---:|---:|\n")
     w(f"| {p50 if p50 is not None else '?'} | {latency.get('p99_ms', p99 if p99 is not None else '?')} | {p999 if p999 is not None else '?'} |\n\n")

@@ -35,6 +35,10 @@ import java.util.List;
  * @param pullWait              the longest a Reserve waits for one balancer Pull into a dry region
  *                              (never past the caller's deadline)
  * @param pullAttemptsMax       balancer Pulls per Reserve while its region stays dry
+ * @param reserveBatchMax       most Reserves sent to a shard in one ReserveBatch call, within [1, 1024];
+ *                              1 sends each Reserve as its own call
+ * @param reserveBatchesInFlightMax ReserveBatch calls in flight per shard; more Reserves wait for the next call
+ * @param reserveQueueMax       most Reserves waiting in the router to be sent to their shards
  */
 public record RouterConfig(
         String routerId,
@@ -59,12 +63,17 @@ public record RouterConfig(
         File tlsKey,
         File shardTrustCertificate,
         Duration pullWait,
-        int pullAttemptsMax) {
+        int pullAttemptsMax,
+        int reserveBatchMax,
+        int reserveBatchesInFlightMax,
+        int reserveQueueMax) {
 
     /** Longest {@code pullWait}: a Reserve should not wait longer than this for stock to move. */
     public static final Duration PULL_WAIT_MAX = Duration.ofSeconds(60);
     /** Most {@code pullAttemptsMax}. */
     public static final int PULL_ATTEMPTS_LIMIT = 10;
+    /** Most {@code reserveBatchMax}: what a shard accepts in one ReserveBatch. */
+    public static final int RESERVE_BATCH_LIMIT = 1_024;
 
     public RouterConfig {
         tokenGrants = List.copyOf(tokenGrants);
@@ -98,6 +107,15 @@ public record RouterConfig(
         }
         if (pullAttemptsMax < 1 || pullAttemptsMax > PULL_ATTEMPTS_LIMIT) {
             problems.add("pullAttemptsMax=" + pullAttemptsMax + " is outside [1, " + PULL_ATTEMPTS_LIMIT + "]");
+        }
+        if (reserveBatchMax < 1 || reserveBatchMax > RESERVE_BATCH_LIMIT) {
+            problems.add("reserveBatchMax=" + reserveBatchMax + " is outside [1, " + RESERVE_BATCH_LIMIT + "]");
+        }
+        if (reserveBatchesInFlightMax < 1) {
+            problems.add("reserveBatchesInFlightMax must be >= 1");
+        }
+        if (reserveQueueMax < 1) {
+            problems.add("reserveQueueMax must be >= 1");
         }
         if (recentKeysMax < 1) {
             problems.add("recentKeysMax must be >= 1");

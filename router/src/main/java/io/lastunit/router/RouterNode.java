@@ -14,6 +14,7 @@ import io.lastunit.router.auth.AuthInterceptor;
 import io.lastunit.router.auth.Authenticator;
 import io.lastunit.router.grpc.RouterInventoryService;
 import io.lastunit.router.route.BalancerClient;
+import io.lastunit.router.route.ReserveBatcher;
 import io.lastunit.router.route.ReserveFlow;
 import io.lastunit.router.route.Router;
 import io.lastunit.router.route.ShardChannels;
@@ -47,6 +48,7 @@ public final class RouterNode implements AutoCloseable {
     private CuratorFramework curator;
     private TopologyCache topology;
     private ShardChannels channels;
+    private ReserveBatcher batcher;
     private BalancerClient balancer;
     private ScheduledExecutorService scheduler;
     private RouterInventoryService service;
@@ -79,7 +81,10 @@ public final class RouterNode implements AutoCloseable {
         Router router = new Router(topology::current, channels, scheduler, config.attemptsMax(), config.backoffBase(),
                 config.defaultDeadline());
         ReserveFlow reserveFlow = new ReserveFlow(balancer::pull, config.pullWait(), config.pullAttemptsMax());
-        service = new RouterInventoryService(new RequestValidator(config.limits()), router, reserveFlow,
+        batcher = new ReserveBatcher(config.reserveBatchMax(), config.reserveQueueMax(),
+                config.reserveBatchesInFlightMax());
+        channels.onRemoved(batcher::forget);
+        service = new RouterInventoryService(new RequestValidator(config.limits()), router, reserveFlow, batcher,
                 topology::current,
                 new SoldOutCache(config.soldOutTtl().toNanos(), config.soldOutEntriesMax(), System::nanoTime),
                 new BuyerRateLimiter(config.buyerRatePerSecond(), config.buyerBurst(), config.buyersTrackedMax(),
@@ -130,6 +135,11 @@ public final class RouterNode implements AutoCloseable {
         return service.shedCount();
     }
 
+    /** Reserves the router sent to shards in ReserveBatch calls: {calls, Reserves}. */
+    public synchronized long[] reserveBatches() {
+        return batcher.stats();
+    }
+
     public synchronized TopologyCache topology() {
         return topology;
     }
@@ -158,6 +168,9 @@ public final class RouterNode implements AutoCloseable {
         }
         if (scheduler != null) {
             scheduler.shutdownNow();
+        }
+        if (batcher != null) {
+            batcher.close();
         }
         if (channels != null) {
             channels.close();

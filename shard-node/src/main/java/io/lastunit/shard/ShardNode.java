@@ -96,12 +96,12 @@ public final class ShardNode implements AutoCloseable {
                     .forServer(config.tls().certificate(), config.tls().key()).build());
         }
         PlacementGuard guard = placement;
+        inventory = new InventoryGrpcService(validator, engine, reads, placement, standaloneRegion());
         server = builder
                 .directExecutor()
-                .addService(inventory = new InventoryGrpcService(validator, engine, reads, placement,
-                        standaloneRegion()))
+                .addService(inventory)
                 .addService(new ShardGrpcService(validator, checker, reads, config.shardId(), engine,
-                        () -> guard.regionOr("", standaloneRegion())))
+                        () -> guard.regionOr("", standaloneRegion()), inventory::submitReserve))
                 .addService(health.getHealthService())
                 .permitKeepAliveTime(10, TimeUnit.SECONDS)
                 .permitKeepAliveWithoutCalls(true)

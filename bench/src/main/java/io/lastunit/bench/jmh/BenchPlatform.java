@@ -98,7 +98,10 @@ final class BenchPlatform implements AutoCloseable {
                     node.callsServed(), s.batches(), s.opsApplied(), s.meanBatch(), s.redos(), s.transactions()));
             sb.append("    ").append(PlainJdbc.ledger(node.dataSource())).append(System.lineSeparator());
         }
-        sb.append("  router: shed=").append(platform.router().shedCount());
+        long[] batches = platform.router().reserveBatches();
+        sb.append("  router: shed=").append(platform.router().shedCount()).append(" reserveBatches=").append(batches[0])
+                .append(" meanReserveBatch=").append(String.format("%.1f", batches[0] == 0 ? 0.0
+                        : (double) batches[1] / batches[0]));
         return sb.toString();
     }
 

@@ -74,6 +74,7 @@ public final class FlashSaleCommand implements Callable<Integer> {
     static final int CONCURRENCY_MAX = 10_000;
     static final long ITEM_TOTAL_MAX = 1_000_000_000L;
     static final double RATE_MAX = 10_000_000;
+    static final int WARMUP_SECONDS_MAX = 600;
     static final String DB_PREFIX = "lastunit_load_";
     static final DateTimeFormatter FILE_STAMP = DateTimeFormatter.ofPattern("yyyyMMdd'T'HHmmss'Z'")
             .withZone(ZoneOffset.UTC);
@@ -113,6 +114,9 @@ public final class FlashSaleCommand implements Callable<Integer> {
 
     @Option(names = "--warmup", paramLabel = "N", description = "Before the sale, sell N units of separate warm-up items to N buyers (closed loop, not measured, not in sold/total) so that the JIT and the pools are warm (default ${DEFAULT-VALUE}).")
     int warmup;
+
+    @Option(names = "--warmup-seconds", paramLabel = "S", description = "With --rate: after the --warmup buyers, S seconds of open-loop load at the same rate on other separate warm-up items (not measured), so the sale starts on a platform already in its steady state at that rate, as JMH measures after its warm-up iterations (default ${DEFAULT-VALUE}; 0..600).")
+    int warmupSeconds;
 
     @Option(names = "--target", paramLabel = "HOST:PORT", description = "A running router (plaintext) to sell through, instead of starting a local platform.")
     String target;
@@ -219,11 +223,7 @@ public final class FlashSaleCommand implements Callable<Integer> {
         });
         var blocking = InventoryServiceGrpc.newBlockingStub(channel);
         long c0 = System.nanoTime();
-        for (SaleDriver.Item item : catalog) {
-            CreateItemRequest req = createItem(item);
-            retrying("CreateItem " + item.tenant() + "/" + item.itemId() + " at " + router,
-                    () -> blocking.withDeadlineAfter(10, TimeUnit.SECONDS).createItem(req));
-        }
+        createAll(catalog, blocking, router);
         stdout.printf(Locale.ROOT, "created %,d item%s (%,d units) of tenant %s through router %s in %.1f s%n%n",
                 catalog.size(), catalog.size() == 1 ? "" : "s", units, tenant, router, (System.nanoTime() - c0) / 1e9);
         stdout.flush();
@@ -282,16 +282,35 @@ public final class FlashSaleCommand implements Callable<Integer> {
         stdout.flush();
         List<SaleDriver.Item> warmItems = catalog(tenant, items, warmup, tag).stream()
                 .map(i -> new SaleDriver.Item(i.tenant(), "warmup-" + i.itemId(), i.total())).toList();
-        for (SaleDriver.Item item : warmItems) {
-            CreateItemRequest req = createItem(item);
-            retrying("CreateItem " + item.tenant() + "/" + item.itemId() + " at " + router,
-                    () -> blocking.withDeadlineAfter(10, TimeUnit.SECONDS).createItem(req));
-        }
+        createAll(warmItems, blocking, router);
         SaleResult w = new SaleDriver(channel, new SaleDriver.Plan(warmItems, warmup, concurrency, 0, confirm,
                 regionNames(), tag), new Progress(Progress.Mode.NONE, System.err)).run();
         stdout.printf(Locale.ROOT, "warm-up: %,d buyers in %.2f s (%,.0f reserve/s, %,d errors; not measured)%n%n",
                 w.buyers(), w.durationSeconds(), w.reservePerSecond(), w.errors());
         stdout.flush();
+        if (rate == null || warmupSeconds == 0) {
+            return;
+        }
+        int openBuyers = (int) Math.min(Integer.MAX_VALUE, Math.round(rate * warmupSeconds));
+        String openTag = tag + "o";
+        List<SaleDriver.Item> openItems = catalog(tenant, items, openBuyers, openTag).stream()
+                .map(i -> new SaleDriver.Item(i.tenant(), "warmup-open-" + i.itemId(), i.total())).toList();
+        createAll(openItems, blocking, router);
+        SaleResult o = new SaleDriver(channel, new SaleDriver.Plan(openItems, openBuyers, concurrency, rate, confirm,
+                regionNames(), openTag), new Progress(Progress.Mode.NONE, System.err)).run();
+        stdout.printf(Locale.ROOT, "warm-up, open loop: %,d buyers in %.2f s at %,.0f Reserves/s (p99 %.2f ms, %,d "
+                + "errors; not measured)%n%n", o.buyers(), o.durationSeconds(), rate, o.allLatency().p99(), o.errors());
+        stdout.flush();
+    }
+
+    /** Creates each of {@code items} through the router, retrying as {@link #retrying} does. */
+    private void createAll(List<SaleDriver.Item> items, InventoryServiceGrpc.InventoryServiceBlockingStub blocking,
+                           String router) throws InterruptedException {
+        for (SaleDriver.Item item : items) {
+            CreateItemRequest req = createItem(item);
+            retrying("CreateItem " + item.tenant() + "/" + item.itemId() + " at " + router,
+                    () -> blocking.withDeadlineAfter(10, TimeUnit.SECONDS).createItem(req));
+        }
     }
 
     /** Item k of n gets units/n, the first units mod n one more; ids carry the run tag (fresh items every run). */
@@ -427,6 +446,7 @@ public final class FlashSaleCommand implements Callable<Integer> {
         m.put("rate", rate);
         m.put("confirm", confirm);
         m.put("warmup", warmup);
+        m.put("warmup_seconds", warmupSeconds);
         m.put("target", target);
         m.put("zookeeper", zookeeper);
         m.put("tenant", tenant);
@@ -565,6 +585,14 @@ public final class FlashSaleCommand implements Callable<Integer> {
             problems.add("--warmup " + warmup + " is negative");
         } else if (items >= 1 && items <= ITEMS_MAX && (warmup + items - 1L) / items > ITEM_TOTAL_MAX) {
             problems.add("--warmup " + warmup + " over " + items + " items is more than " + ITEM_TOTAL_MAX + " per item");
+        }
+        if (warmupSeconds < 0 || warmupSeconds > WARMUP_SECONDS_MAX) {
+            problems.add("--warmup-seconds " + warmupSeconds + " is outside [0, " + WARMUP_SECONDS_MAX + "]");
+        } else if (warmupSeconds > 0 && rate == null) {
+            problems.add("--warmup-seconds needs --rate (it warms up open loop at that rate)");
+        } else if (warmupSeconds > 0 && rate * warmupSeconds / items > ITEM_TOTAL_MAX) {
+            problems.add("--warmup-seconds " + warmupSeconds + " at --rate " + rate + " over " + items
+                    + " items is more than " + ITEM_TOTAL_MAX + " units per item");
         }
         if (rate != null && !(rate > 0 && rate <= RATE_MAX)) {
             problems.add("--rate " + rate + " is outside (0, " + (long) RATE_MAX + "] Reserves per second");

@@ -116,6 +116,18 @@ class FlashSaleCommandTest {
     }
 
     @Test
+    void warmupSecondsNeedAnOpenLoopAndAreBounded() {
+        assertThat(parse().warmupSeconds).isZero();
+        assertThat(parse("--rate", "1000", "--warmup-seconds", "10").problems()).isEmpty();
+        assertThat(parse("--warmup-seconds", "10").problems()).singleElement().asString()
+                .isEqualTo("--warmup-seconds needs --rate (it warms up open loop at that rate)");
+        assertThat(parse("--rate", "1000", "--warmup-seconds", "-1").problems()).singleElement().asString()
+                .isEqualTo("--warmup-seconds -1 is outside [0, 600]");
+        assertThat(parse("--rate", "1000", "--warmup-seconds", "601").problems()).singleElement().asString()
+                .isEqualTo("--warmup-seconds 601 is outside [0, 600]");
+    }
+
+    @Test
     void jdbcUrlFormIsChecked() {
         assertThat(parse("--jdbc-url", "mysql://h/db").problems()).singleElement().asString().startsWith("--jdbc-url");
         assertThat(parse("--jdbc-url", "jdbc:postgresql://127.0.0.1:5432/postgres").problems()).isEmpty();

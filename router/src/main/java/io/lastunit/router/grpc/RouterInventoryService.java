@@ -32,6 +32,7 @@ import io.lastunit.common.topology.Topology;
 import io.lastunit.router.auth.AuthInterceptor;
 import io.lastunit.router.auth.Authenticator;
 import io.lastunit.router.route.CreateItemFanOut;
+import io.lastunit.router.route.ReserveBatcher;
 import io.lastunit.router.route.ReserveFlow;
 import io.lastunit.router.route.Router;
 import io.lastunit.router.shed.BuyerRateLimiter;
@@ -56,6 +57,7 @@ public final class RouterInventoryService extends InventoryServiceGrpc.Inventory
     private final RequestValidator validator;
     private final Router router;
     private final ReserveFlow reserveFlow;
+    private final ReserveBatcher batcher;
     private final Supplier<Topology> topology;
     private final SoldOutCache soldOut;
     private final BuyerRateLimiter buyers;
@@ -66,11 +68,12 @@ public final class RouterInventoryService extends InventoryServiceGrpc.Inventory
 
     /** @param topology the current topology ({@code TopologyCache::current}); may throw {@link Failure} */
     public RouterInventoryService(RequestValidator validator, Router router, ReserveFlow reserveFlow,
-                                  Supplier<Topology> topology, SoldOutCache soldOut, BuyerRateLimiter buyers,
+                                  ReserveBatcher batcher, Supplier<Topology> topology, SoldOutCache soldOut, BuyerRateLimiter buyers,
                                   InFlightLimiter inFlight, RecentKeys recentKeys) {
         this.validator = validator;
         this.router = router;
         this.reserveFlow = reserveFlow;
+        this.batcher = batcher;
         this.topology = topology;
         this.soldOut = soldOut;
         this.buyers = buyers;
@@ -184,7 +187,7 @@ public final class RouterInventoryService extends InventoryServiceGrpc.Inventory
             Context ctx = Context.current();
             CompletableFuture<ReserveFlow.Answer> f = reserveFlow.reserve(r, router.deadline(ctx),
                     (req, deadline) -> router.callFollowingForward(ctx, deadline, req.getTenantId(), req.getItemId(),
-                            req.getRegion(), (region, ch, o) -> stub(ch, o).reserve(inRegion(req, region))));
+                            req.getRegion(), (region, ch, o) -> batcher.reserve(ch, inRegion(req, region), o.getDeadline())));
             // The bookkeeping runs before the reply is sent (the reply depends on it).
             reply(f.whenComplete((answer, err) -> {
                 inFlight.release(key);

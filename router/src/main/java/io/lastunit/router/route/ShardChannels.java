@@ -7,6 +7,7 @@ import java.io.File;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
 import java.util.function.Function;
 import javax.net.ssl.SSLException;
 
@@ -20,6 +21,7 @@ public final class ShardChannels implements AutoCloseable {
     private final ConcurrentHashMap<String, ManagedChannel> channels = new ConcurrentHashMap<>();
     private final Function<String, ManagedChannel> open;
     private volatile boolean closed;
+    private volatile Consumer<ManagedChannel> onRemoved = c -> { };
 
     /** @param trustCertificate PEM of the CA that signed the shard nodes' certificates, or null for plaintext */
     public ShardChannels(File trustCertificate) {
@@ -66,6 +68,11 @@ public final class ShardChannels implements AutoCloseable {
         return b.build();
     }
 
+    /** Called with each channel {@link #retain} closes (after it is no longer handed out). */
+    public void onRemoved(Consumer<ManagedChannel> listener) {
+        this.onRemoved = listener;
+    }
+
     /** Closes the channels to addresses not in {@code live}. */
     public void retain(Set<String> live) {
         channels.entrySet().removeIf(e -> {
@@ -73,6 +80,7 @@ public final class ShardChannels implements AutoCloseable {
                 return false;
             }
             e.getValue().shutdown();
+            onRemoved.accept(e.getValue());
             return true;
         });
     }

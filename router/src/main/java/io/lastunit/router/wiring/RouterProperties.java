@@ -40,6 +40,9 @@ public class RouterProperties {
     private String shardTrustCertificate = "";
     private long pullWaitMs = 1_000;
     private int pullAttemptsMax = 3;
+    private int reserveBatchMax = 256;
+    private int reserveBatchesInFlightMax = 16;
+    private int reserveQueueMax = 65_536;
     private int reserveQuantityMax = LIMITS.reserveQuantityMax();
     private long holdTtlMinMs = LIMITS.holdTtlMinMs();
     private long holdTtlMaxMs = LIMITS.holdTtlMaxMs();
@@ -53,7 +56,8 @@ public class RouterProperties {
                 Duration.ofMillis(topologyStaleMaxMs), attemptsMax, Duration.ofMillis(backoffBaseMs),
                 Duration.ofMillis(defaultDeadlineMs), Duration.ofMillis(soldOutTtlMs), soldOutEntriesMax,
                 buyerRatePerSecond, buyerBurst, buyersTrackedMax, inFlightPerItemMax, recentKeysMax, file(tlsCertificate),
-                file(tlsKey), file(shardTrustCertificate), Duration.ofMillis(pullWaitMs), pullAttemptsMax);
+                file(tlsKey), file(shardTrustCertificate), Duration.ofMillis(pullWaitMs), pullAttemptsMax,
+                reserveBatchMax, reserveBatchesInFlightMax, reserveQueueMax);
     }
 
     private static File file(String path) {
@@ -106,6 +110,12 @@ public class RouterProperties {
     public void setPullWaitMs(long v) { this.pullWaitMs = v; }
     public int getPullAttemptsMax() { return pullAttemptsMax; }
     public void setPullAttemptsMax(int v) { this.pullAttemptsMax = v; }
+    public int getReserveBatchMax() { return reserveBatchMax; }
+    public void setReserveBatchMax(int v) { this.reserveBatchMax = v; }
+    public int getReserveBatchesInFlightMax() { return reserveBatchesInFlightMax; }
+    public void setReserveBatchesInFlightMax(int v) { this.reserveBatchesInFlightMax = v; }
+    public int getReserveQueueMax() { return reserveQueueMax; }
+    public void setReserveQueueMax(int v) { this.reserveQueueMax = v; }
     public int getReserveQuantityMax() { return reserveQuantityMax; }
     public void setReserveQuantityMax(int v) { this.reserveQuantityMax = v; }
     public long getHoldTtlMinMs() { return holdTtlMinMs; }

@@ -41,6 +41,7 @@ import io.lastunit.common.RequestValidator;
 import io.lastunit.common.topology.Topology;
 import io.lastunit.router.auth.AuthInterceptor;
 import io.lastunit.router.auth.Authenticator;
+import io.lastunit.router.route.ReserveBatcher;
 import io.lastunit.router.route.ReserveFlow;
 import io.lastunit.router.route.Router;
 import io.lastunit.router.route.ShardChannels;
@@ -167,8 +168,12 @@ class RouterInventoryServiceTest {
                 Duration.ofSeconds(5));
         ReserveFlow flow = new ReserveFlow(this::pull, Duration.ofSeconds(1), PULLS_MAX);
         // "ap" is a configured region that the tenant's cell does not serve.
+        // The fake shards serve only the public API, so the batcher's first ReserveBatch to each is
+        // answered UNIMPLEMENTED and it sends them unary Reserves from then on.
+        ReserveBatcher batcher = new ReserveBatcher(16, 1_000, 4);
+        closeLast.add(batcher);
         service = new RouterInventoryService(new RequestValidator(Limits.defaults(Set.of("eu", "us", "ap"))), router,
-                flow, () -> topology, new SoldOutCache(TimeUnit.MINUTES.toNanos(1), 1_000, System::nanoTime),
+                flow, batcher, () -> topology, new SoldOutCache(TimeUnit.MINUTES.toNanos(1), 1_000, System::nanoTime),
                 new BuyerRateLimiter(1_000, 1_000, 1_000, System::nanoTime), new InFlightLimiter(100),
                 new RecentKeys(TimeUnit.MINUTES.toNanos(10), 1_000, System::nanoTime));
 

@@ -79,4 +79,42 @@ class RouterPropertiesTest {
         assertThatThrownBy(p::toConfig).isInstanceOf(IllegalArgumentException.class)
                 .hasMessage("invalid router config: pullAttemptsMax=" + n + " is outside [1, 10]");
     }
+    @Test
+    void reserveBatchSettings_defaultAndBindFromTheirDocumentedKeys() {
+        RouterConfig d = properties().toConfig();
+        assertThat(d.reserveBatchMax()).isEqualTo(256);
+        assertThat(d.reserveBatchesInFlightMax()).isEqualTo(16);
+        assertThat(d.reserveQueueMax()).isEqualTo(65_536);
+        try (ApplicationContext ctx = ApplicationContext.run(Map.of(
+                "lastunit.router.tokens", List.of("0".repeat(64) + ":ops:*:admin"),
+                "lastunit.router.reserve-batch-max", 1,
+                "lastunit.router.reserve-batches-in-flight-max", 2,
+                "lastunit.router.reserve-queue-max", 10))) {
+            RouterConfig c = ctx.getBean(RouterConfig.class);
+
+            assertThat(c.reserveBatchMax()).isEqualTo(1);
+            assertThat(c.reserveBatchesInFlightMax()).isEqualTo(2);
+            assertThat(c.reserveQueueMax()).isEqualTo(10);
+        }
+    }
+
+    @ParameterizedTest
+    @ValueSource(ints = {0, -1, 1_025})
+    void reserveBatchMax_outsideItsBounds_failsStart(int n) {
+        RouterProperties p = properties();
+        p.setReserveBatchMax(n);
+
+        assertThatThrownBy(p::toConfig).isInstanceOf(IllegalArgumentException.class)
+                .hasMessage("invalid router config: reserveBatchMax=" + n + " is outside [1, 1024]");
+    }
+
+    @Test
+    void reserveBatchesInFlightAndQueueMax_belowOne_failStart() {
+        RouterProperties p = properties();
+        p.setReserveBatchesInFlightMax(0);
+        p.setReserveQueueMax(0);
+
+        assertThatThrownBy(p::toConfig).isInstanceOf(IllegalArgumentException.class)
+                .hasMessage("invalid router config: reserveBatchesInFlightMax must be >= 1; reserveQueueMax must be >= 1");
+    }
 }

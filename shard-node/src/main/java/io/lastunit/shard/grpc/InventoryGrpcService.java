@@ -26,6 +26,8 @@ import io.lastunit.shard.lane.LaneEngine;
 import io.lastunit.shard.store.HoldRow;
 import io.lastunit.shard.store.ItemStore;
 import io.lastunit.shard.store.ReadPool;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * The public API served by a shard node: validates every field at the edge, then hands writes
@@ -39,7 +41,7 @@ public final class InventoryGrpcService extends InventoryServiceGrpc.InventorySe
     private final PlacementGuard placement;
     private final String defaultRegion;
     private final ItemStore items = new ItemStore();
-    private final java.util.concurrent.atomic.AtomicLong calls = new java.util.concurrent.atomic.AtomicLong();
+    private final AtomicLong calls = new AtomicLong();
 
     public InventoryGrpcService(RequestValidator validator, LaneEngine engine, ReadPool reads,
                                 PlacementGuard placement, String defaultRegion) {
@@ -107,13 +109,22 @@ public final class InventoryGrpcService extends InventoryServiceGrpc.InventorySe
     @Override
     public void reserve(ReserveRequest request, StreamObserver<ReserveResponse> out) {
         try {
-            calls.incrementAndGet();
-            validator.reserve(request);
-            placement.check(request.getTenantId(), request.getItemId(), request.getRegion());
-            Replies.send(engine.reserve(request), r -> r, out);
+            Replies.send(submitReserve(request), r -> r, out);
         } catch (Failure f) {
             Replies.fail(f, out);
         }
+    }
+
+    /**
+     * One Reserve as this service decides it, alone or as an entry of a
+     * {@link ShardGrpcService#reserveBatch ReserveBatch}: validated, placement-checked and handed
+     * to its lane. Throws the {@link Failure} of a request refused at the edge; never blocks.
+     */
+    public CompletableFuture<ReserveResponse> submitReserve(ReserveRequest request) {
+        calls.incrementAndGet();
+        validator.reserve(request);
+        placement.check(request.getTenantId(), request.getItemId(), request.getRegion());
+        return engine.reserve(request);
     }
 
     @Override

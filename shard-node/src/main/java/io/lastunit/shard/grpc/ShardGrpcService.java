@@ -1,12 +1,21 @@
 package io.lastunit.shard.grpc;
 
+import io.grpc.Status;
+import io.grpc.StatusRuntimeException;
+import io.grpc.protobuf.StatusProto;
 import io.grpc.stub.StreamObserver;
+import io.lastunit.api.inventory.v1.ReserveRequest;
+import io.lastunit.api.inventory.v1.ReserveResponse;
+import io.lastunit.api.shard.v1.ReserveBatchRequest;
+import io.lastunit.api.shard.v1.ReserveBatchResponse;
+import io.lastunit.api.shard.v1.ReserveResult;
 import io.lastunit.api.shard.v1.CheckInvariantsRequest;
 import io.lastunit.api.shard.v1.CountItemsRequest;
 import io.lastunit.api.shard.v1.CountItemsResponse;
 import io.lastunit.api.shard.v1.InvariantReport;
 import io.lastunit.api.shard.v1.ShardServiceGrpc;
 import io.lastunit.common.Failure;
+import io.lastunit.common.GrpcErrors;
 import io.lastunit.common.RequestValidator;
 import io.lastunit.api.shard.v1.CompleteTransferRequest;
 import io.lastunit.api.shard.v1.ItemLevel;
@@ -23,18 +32,28 @@ import io.lastunit.shard.lane.LaneEngine;
 import io.lastunit.shard.store.InvariantChecker;
 import io.lastunit.shard.store.ReadPool;
 import io.lastunit.shard.store.TransferStore;
+import java.util.Arrays;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Function;
 import java.util.function.Supplier;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
- * The internal shard API: the invariant check, item counts, stock levels and the three steps
- * of the demarcation protocol (DESIGN §7). An adapter: steps 1 and 2 run in bucket 0's lane of
- * the item, reads and step 3 on the read pool.
+ * The internal shard API: the invariant check, item counts, stock levels, the three steps
+ * of the demarcation protocol (DESIGN §7) and the routers' batches of Reserves. An adapter:
+ * steps 1 and 2 run in bucket 0's lane of the item, reads and step 3 on the read pool, each
+ * entry of a batch in its own bucket's lane.
  */
 public final class ShardGrpcService extends ShardServiceGrpc.ShardServiceImplBase {
     /** Longest transfer id. */
     public static final int TRANSFER_ID_LENGTH_MAX = 64;
     /** Most records one ListTransfers answers. */
     public static final int LIST_TRANSFERS_MAX = 10_000;
+    /** Most entries in one ReserveBatch. */
+    public static final int RESERVE_BATCH_MAX = 1_024;
+    private static final Logger log = LoggerFactory.getLogger(ShardGrpcService.class);
 
     private final RequestValidator validator;
     private final InvariantChecker checker;
@@ -43,15 +62,73 @@ public final class ShardGrpcService extends ShardServiceGrpc.ShardServiceImplBas
     private final LaneEngine engine;
     private final Supplier<String> region;
     private final TransferStore transfers = new TransferStore();
+    private final Function<ReserveRequest, CompletableFuture<ReserveResponse>> reserve;
 
+    /**
+     * @param reserve decides one Reserve as the public API would ({@link InventoryGrpcService#submitReserve}):
+     *                the entries of a ReserveBatch go through it
+     */
     public ShardGrpcService(RequestValidator validator, InvariantChecker checker, ReadPool reads, String shardId,
-                            LaneEngine engine, Supplier<String> region) {
+                            LaneEngine engine, Supplier<String> region,
+                            Function<ReserveRequest, CompletableFuture<ReserveResponse>> reserve) {
         this.validator = validator;
         this.checker = checker;
         this.reads = reads;
         this.shardId = shardId;
         this.engine = engine;
         this.region = region;
+        this.reserve = reserve;
+    }
+
+    /**
+     * Each entry goes through {@code reserve} on its own (a refused entry fails its slot only);
+     * the thread that completes the last entry (a lane's replier) sends the reply. Never blocks.
+     */
+    @Override
+    public void reserveBatch(ReserveBatchRequest request, StreamObserver<ReserveBatchResponse> out) {
+        int n = request.getRequestsCount();
+        if (n == 0 || n > RESERVE_BATCH_MAX) {
+            Replies.fail(Failure.invalid("requests", "has " + n + " entries, must be within [1, " + RESERVE_BATCH_MAX
+                    + "]"), out);
+            return;
+        }
+        ReserveResult[] results = new ReserveResult[n];
+        // Each slot is written before the count drops, so whoever brings it to 0 sees every slot.
+        AtomicInteger pending = new AtomicInteger(n);
+        for (int i = 0; i < n; i++) {
+            int slot = i;
+            CompletableFuture<ReserveResponse> f;
+            try {
+                f = reserve.apply(request.getRequests(i));
+            } catch (RuntimeException e) {
+                f = CompletableFuture.failedFuture(e);
+            }
+            f.whenComplete((response, err) -> {
+                results[slot] = err == null ? ReserveResult.newBuilder().setResponse(response).build()
+                        : ReserveResult.newBuilder().setError(errorOf(err)).build();
+                if (pending.decrementAndGet() == 0) {
+                    try {
+                        out.onNext(ReserveBatchResponse.newBuilder().addAllResults(Arrays.asList(results)).build());
+                        out.onCompleted();
+                    } catch (RuntimeException e) {
+                        // The router cancelled the call or its deadline passed: nobody is listening.
+                        log.debug("ReserveBatch reply dropped: {}", e.toString());
+                    }
+                }
+            });
+        }
+    }
+
+    /** The status a failed entry would have failed its own call with, as {@code google.rpc.Status}. */
+    static com.google.rpc.Status errorOf(Throwable t) {
+        StatusRuntimeException s = GrpcErrors.toStatus(t);
+        com.google.rpc.Status proto = StatusProto.fromThrowable(s);
+        if (proto != null) {
+            return proto;
+        }
+        Status status = s.getStatus();
+        return com.google.rpc.Status.newBuilder().setCode(status.getCode().value())
+                .setMessage(String.valueOf(status.getDescription())).build();
     }
 
     @Override
