@@ -36,6 +36,12 @@ public record Limits(
         int bucketCountMax,
         Set<String> regions) {
 
+    /**
+     * Most Reserves in one {@code ShardService.ReserveBatch} call: what a shard node accepts and
+     * the highest {@code reserve-batch-max} a router may be given. A protocol bound, not a setting.
+     */
+    public static final int RESERVE_BATCH_MAX = 1_024;
+
     /** The platform defaults, serving the given regions. */
     public static Limits defaults(Set<String> regions) {
         return new Limits(64, 128, 128, 32, 100, 1_000_000_000L, 100_000,

@@ -72,8 +72,6 @@ public record RouterConfig(
     public static final Duration PULL_WAIT_MAX = Duration.ofSeconds(60);
     /** Most {@code pullAttemptsMax}. */
     public static final int PULL_ATTEMPTS_LIMIT = 10;
-    /** Most {@code reserveBatchMax}: what a shard accepts in one ReserveBatch. */
-    public static final int RESERVE_BATCH_LIMIT = 1_024;
 
     public RouterConfig {
         tokenGrants = List.copyOf(tokenGrants);
@@ -108,8 +106,8 @@ public record RouterConfig(
         if (pullAttemptsMax < 1 || pullAttemptsMax > PULL_ATTEMPTS_LIMIT) {
             problems.add("pullAttemptsMax=" + pullAttemptsMax + " is outside [1, " + PULL_ATTEMPTS_LIMIT + "]");
         }
-        if (reserveBatchMax < 1 || reserveBatchMax > RESERVE_BATCH_LIMIT) {
-            problems.add("reserveBatchMax=" + reserveBatchMax + " is outside [1, " + RESERVE_BATCH_LIMIT + "]");
+        if (reserveBatchMax < 1 || reserveBatchMax > Limits.RESERVE_BATCH_MAX) {
+            problems.add("reserveBatchMax=" + reserveBatchMax + " is outside [1, " + Limits.RESERVE_BATCH_MAX + "]");
         }
         if (reserveBatchesInFlightMax < 1) {
             problems.add("reserveBatchesInFlightMax must be >= 1");

@@ -17,8 +17,8 @@ import io.lastunit.api.shard.v1.ReserveBatchResponse;
 import io.lastunit.api.shard.v1.ReserveResult;
 import io.lastunit.api.shard.v1.ShardServiceGrpc;
 import io.lastunit.common.GrpcErrors;
+import io.lastunit.common.Limits;
 import io.lastunit.common.Reason;
-import io.lastunit.shard.grpc.ShardGrpcService;
 import io.lastunit.testkit.PostgresFixture;
 import io.lastunit.testkit.TestTimeouts;
 import java.util.ArrayList;
@@ -183,7 +183,7 @@ class ReserveBatchIT {
         assertThat(empty.getStatus().getDescription()).contains("requests").contains("[1, 1024]");
 
         ReserveBatchRequest.Builder big = ReserveBatchRequest.newBuilder();
-        for (int i = 0; i <= ShardGrpcService.RESERVE_BATCH_MAX; i++) {
+        for (int i = 0; i <= Limits.RESERVE_BATCH_MAX; i++) {
             big.addRequests(reserve("batch-big", "big-" + i, 1));
         }
         StatusRuntimeException tooBig = catchThrowableOfType(() -> api().reserveBatch(big.build()),

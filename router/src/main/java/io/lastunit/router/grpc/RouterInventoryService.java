@@ -47,7 +47,8 @@ import java.util.function.Supplier;
 /**
  * The public InventoryService as the router serves it: validate every field, authorize the
  * tenant, shed what can be answered here (a recent SOLD_OUT, a buyer over its rate, an item with
- * too many calls in flight), then route to the owning shard. Items sold in several regions: a
+ * too many calls in flight), then route to the owning shard (Reserves in batches, through
+ * {@link ReserveBatcher}). Items sold in several regions: a
  * Reserve goes through {@link ReserveFlow} (a dry region pulls stock through the balancer; a
  * collapsed item's FORWARDED is followed home by {@link Router#callFollowingForward}); a
  * CreateItem with region quotas goes to every quota region ({@link CreateItemFanOut}). Handlers
@@ -68,7 +69,8 @@ public final class RouterInventoryService extends InventoryServiceGrpc.Inventory
 
     /** @param topology the current topology ({@code TopologyCache::current}); may throw {@link Failure} */
     public RouterInventoryService(RequestValidator validator, Router router, ReserveFlow reserveFlow,
-                                  ReserveBatcher batcher, Supplier<Topology> topology, SoldOutCache soldOut, BuyerRateLimiter buyers,
+                                  ReserveBatcher batcher, Supplier<Topology> topology, SoldOutCache soldOut,
+                                  BuyerRateLimiter buyers,
                                   InFlightLimiter inFlight, RecentKeys recentKeys) {
         this.validator = validator;
         this.router = router;
@@ -187,7 +189,8 @@ public final class RouterInventoryService extends InventoryServiceGrpc.Inventory
             Context ctx = Context.current();
             CompletableFuture<ReserveFlow.Answer> f = reserveFlow.reserve(r, router.deadline(ctx),
                     (req, deadline) -> router.callFollowingForward(ctx, deadline, req.getTenantId(), req.getItemId(),
-                            req.getRegion(), (region, ch, o) -> batcher.reserve(ch, inRegion(req, region), o.getDeadline())));
+                            req.getRegion(),
+                            (region, ch, o) -> batcher.reserve(ch, inRegion(req, region), o.getDeadline())));
             // The bookkeeping runs before the reply is sent (the reply depends on it).
             reply(f.whenComplete((answer, err) -> {
                 inFlight.release(key);

@@ -20,6 +20,7 @@ import io.lastunit.api.shard.v1.ReserveResult;
 import io.lastunit.api.shard.v1.ShardServiceGrpc;
 import io.lastunit.common.Failure;
 import io.lastunit.common.GrpcErrors;
+import io.lastunit.common.Limits;
 import io.lastunit.common.Reason;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -90,14 +91,15 @@ public final class ReserveBatcher implements AutoCloseable {
     }
 
     /**
-     * @param batchMax    most Reserves per call, within [1, 1024]; 1 sends each alone
+     * @param batchMax    most Reserves per call, within [1, {@link Limits#RESERVE_BATCH_MAX}]; 1 sends each alone
      * @param queueMax    most Reserves waiting in the router for all shards together, at least 1
      * @param inFlightMax most ReserveBatch calls in flight per shard channel, at least 1; while that
      *                    many are unanswered, new Reserves for the shard wait for the next call
      */
     public ReserveBatcher(int batchMax, int queueMax, int inFlightMax) {
-        if (batchMax < 1 || batchMax > 1_024) {
-            throw new IllegalArgumentException("batchMax must be within [1, 1024], got " + batchMax);
+        if (batchMax < 1 || batchMax > Limits.RESERVE_BATCH_MAX) {
+            throw new IllegalArgumentException("batchMax must be within [1, " + Limits.RESERVE_BATCH_MAX + "], got "
+                    + batchMax);
         }
         if (queueMax < 1) {
             throw new IllegalArgumentException("queueMax must be >= 1, got " + queueMax);

@@ -51,8 +51,6 @@ public final class ShardGrpcService extends ShardServiceGrpc.ShardServiceImplBas
     public static final int TRANSFER_ID_LENGTH_MAX = 64;
     /** Most records one ListTransfers answers. */
     public static final int LIST_TRANSFERS_MAX = 10_000;
-    /** Most entries in one ReserveBatch. */
-    public static final int RESERVE_BATCH_MAX = 1_024;
     private static final Logger log = LoggerFactory.getLogger(ShardGrpcService.class);
 
     private final RequestValidator validator;
@@ -87,9 +85,9 @@ public final class ShardGrpcService extends ShardServiceGrpc.ShardServiceImplBas
     @Override
     public void reserveBatch(ReserveBatchRequest request, StreamObserver<ReserveBatchResponse> out) {
         int n = request.getRequestsCount();
-        if (n == 0 || n > RESERVE_BATCH_MAX) {
-            Replies.fail(Failure.invalid("requests", "has " + n + " entries, must be within [1, " + RESERVE_BATCH_MAX
-                    + "]"), out);
+        if (n == 0 || n > Limits.RESERVE_BATCH_MAX) {
+            Replies.fail(Failure.invalid("requests", "has " + n + " entries, must be within [1, "
+                    + Limits.RESERVE_BATCH_MAX + "]"), out);
             return;
         }
         ReserveResult[] results = new ReserveResult[n];
