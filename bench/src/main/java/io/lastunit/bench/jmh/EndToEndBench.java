@@ -1,6 +1,5 @@
 package io.lastunit.bench.jmh;
 
-import io.lastunit.api.inventory.v1.ReserveOutcome;
 import io.lastunit.api.inventory.v1.ReserveRequest;
 import io.lastunit.api.inventory.v1.ReserveResponse;
 import java.util.Map;
@@ -25,16 +24,18 @@ import org.openjdk.jmh.annotations.TearDown;
  * <p>Setup (per trial): a {@link BenchPlatform} (in-process ZooKeeper, cell {@code shared} with 2
  * shard nodes in region {@code local}, each on a fresh database, one router with its buyer-rate
  * and in-flight limits raised out of the way) and {@code items} items of {@link BenchItems#TOTAL}
- * units created through the router. Each call is a blocking one-unit Reserve, on one channel
- * shared by all JMH threads, with the bearer token, a key and buyer never used before
- * ({@link Caller}) and item 0 ({@code items=1}: the hot item, on one shard) or a uniformly random
- * one of 1,000 (spread over both shards); the run fails unless the answer is RESERVED.
- * Concurrent callers are the JMH threads: pass {@code -t 64} or {@code -t 256}.
+ * units created through the router. Each call is a one-unit Reserve, on one channel shared by all
+ * JMH threads, with the bearer token, a key and buyer never used before ({@link Caller}) and item 0
+ * ({@code items=1}: the hot item, on one shard) or a uniformly random one of 1,000 (spread over
+ * both shards); the run fails unless the answer is RESERVED. Concurrent callers are the JMH
+ * threads, each blocked on its call (the blocking stub): pass {@code -t 64} or {@code -t 256}; or
+ * threads that keep several calls in flight each through the future stub ({@link Pipeline}):
+ * {@code -t 4 -p pipeline=64} is 256 in flight, the way an asynchronous service calls lastunit.
  *
  * <p>Everything — clients, router, shard nodes, ZooKeeper — shares this JVM and the machine's
  * cores with PostgreSQL, so on a small machine this measures CPU as much as the design; read it
- * beside {@link LaneEngineBench} run on the same machine. Buckets (1/4/16) arrive with their own
- * issue, as for {@link LaneEngineBench}.
+ * beside {@link LaneEngineBench} run on the same machine. Every item has {@code buckets} escrow
+ * buckets (1, 4, 16), as in {@link LaneEngineBench}.
  *
  * <pre>
  * java -jar bench/target/benchmarks.jar 'EndToEndBench' -p items=1 -wi 1 -w 3s -i 1 -r 5s -f 1 -t 64
@@ -71,20 +72,18 @@ public class EndToEndBench {
     }
 
     @Benchmark
-    public ReserveResponse reserve(Caller caller) {
-        caller.next();
-        ReserveResponse r = client.inventory().reserve(ReserveRequest.newBuilder()
+    public ReserveResponse reserve(Caller caller, Pipeline pipeline) {
+        ReserveRequest.Builder request = ReserveRequest.newBuilder()
                 .setTenantId(BenchItems.TENANT)
                 .setItemId(itemIds[Caller.pickItem(items)])
                 .setQuantity(1)
-                .setIdempotencyKey(caller.key())
+                .setIdempotencyKey(caller.next().key())
                 .setBuyerId(caller.buyer())
-                .setRegion(BenchItems.REGION)
-                .build());
-        if (r.getOutcome() != ReserveOutcome.RESERVED) {
-            throw new IllegalStateException("expected RESERVED, got " + r.getOutcome());
+                .setRegion(BenchItems.REGION);
+        if (pipeline.pipeline == 1) {
+            return Pipeline.reserved(client.inventory().reserve(request.build()));
         }
-        return r;
+        return pipeline.call(() -> client.inventoryAsync().reserve(request.build()));
     }
 
     @TearDown(Level.Trial)

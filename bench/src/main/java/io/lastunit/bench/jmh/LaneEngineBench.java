@@ -1,7 +1,6 @@
 package io.lastunit.bench.jmh;
 
 import io.lastunit.api.inventory.v1.CreateItemRequest;
-import io.lastunit.api.inventory.v1.ReserveOutcome;
 import io.lastunit.api.inventory.v1.ReserveRequest;
 import io.lastunit.api.inventory.v1.ReserveResponse;
 import io.lastunit.shard.ShardNode;
@@ -33,9 +32,10 @@ import org.openjdk.jmh.annotations.TearDown;
  * {@link BenchItems#TOTAL} units created through the engine. Each call is a one-unit Reserve
  * with a key and buyer never used before ({@link Caller}) on item 0 ({@code items=1}: the flash
  * sale's one hot item, one bucket, so one lane) or on a uniformly random one of 1,000 (spread over
- * all lanes); {@code LaneEngine.reserve(...).join()} returns after the lane's transaction
- * committed, and the call fails the run unless the answer is RESERVED. Concurrent callers are the
- * JMH threads: pass {@code -t 64} or {@code -t 256}.
+ * all lanes); the lane answers after its transaction committed, and the call fails the run unless
+ * the answer is RESERVED. Concurrent callers are the JMH threads, each blocked on its call: pass
+ * {@code -t 64} or {@code -t 256}; or threads that keep several calls in flight each
+ * ({@link Pipeline}): {@code -t 4 -p pipeline=64} is 256 in flight.
  *
  * <p>Why it is fair against {@link BaselineBench} and {@link RawCeilingBench}: same PostgreSQL
  * server, same empty schema per trial, same rows per Reserve (hold, HELD outbox row, bucket
@@ -98,20 +98,15 @@ public class LaneEngineBench {
     }
 
     @Benchmark
-    public ReserveResponse reserve(Caller caller) {
-        caller.next();
-        ReserveResponse r = engine.reserve(ReserveRequest.newBuilder()
+    public ReserveResponse reserve(Caller caller, Pipeline pipeline) {
+        return pipeline.call(() -> engine.reserve(ReserveRequest.newBuilder()
                 .setTenantId(BenchItems.TENANT)
                 .setItemId(itemIds[Caller.pickItem(items)])
                 .setQuantity(1)
-                .setIdempotencyKey(caller.key())
+                .setIdempotencyKey(caller.next().key())
                 .setBuyerId(caller.buyer())
                 .setRegion(BenchItems.REGION)
-                .build()).join();
-        if (r.getOutcome() != ReserveOutcome.RESERVED) {
-            throw new IllegalStateException("expected RESERVED, got " + r.getOutcome());
-        }
-        return r; // returned, so JMH's blackhole consumes it
+                .build())); // returned, so JMH's blackhole consumes it
     }
 
     @TearDown(Level.Trial)

@@ -26,7 +26,10 @@ final class RouterClient implements AutoCloseable {
     RouterClient(int port) {
         Metadata md = new Metadata();
         md.put(Metadata.Key.of("authorization", Metadata.ASCII_STRING_MARSHALLER), "Bearer " + LocalPlatform.DEV_TOKEN);
-        channel = NettyChannelBuilder.forAddress("127.0.0.1", port).usePlaintext().disableRetry().build();
+        // Answers complete the future stub's futures on the transport thread that read them (the
+        // blocking stub waits on its own calling thread either way).
+        channel = NettyChannelBuilder.forAddress("127.0.0.1", port).usePlaintext().disableRetry().directExecutor()
+                .build();
         inventory = InventoryServiceGrpc.newBlockingStub(channel)
                 .withInterceptors(MetadataUtils.newAttachHeadersInterceptor(md));
         inventoryAsync = InventoryServiceGrpc.newFutureStub(channel)
@@ -40,7 +43,7 @@ final class RouterClient implements AutoCloseable {
         return inventory.withDeadlineAfter(DEADLINE_SECONDS, TimeUnit.SECONDS);
     }
 
-    /** The future stub with a fresh deadline, for setup. */
+    /** The future stub with a fresh deadline, for setup and pipelined callers ({@link Pipeline}). */
     InventoryServiceGrpc.InventoryServiceFutureStub inventoryAsync() {
         return inventoryAsync.withDeadlineAfter(DEADLINE_SECONDS, TimeUnit.SECONDS);
     }
