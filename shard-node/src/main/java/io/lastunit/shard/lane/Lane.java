@@ -528,13 +528,23 @@ final class Lane implements Runnable {
         }
     }
 
+    /**
+     * How long a collapse waits for each bucket row lock. Other lanes hold a row only for the end
+     * of a batch (a few milliseconds), so this is generous; it bounds how long bucket 0's lane can
+     * stand still behind a collapse, which would otherwise be PostgreSQL's deadlock_timeout (1 s)
+     * whenever a borrowing batch holds the rows in the other order.
+     */
+    static final long COLLAPSE_LOCK_TIMEOUT_MILLIS = 100;
+    private static final String LOCK_NOT_AVAILABLE = "55P03";
+
     /** Collapses the item's buckets into bucket 0 and teaches bucket 0 the closed buckets' keys. */
     private void collapse(Op.Collapse op) {
         BucketKey k = op.bucket();
         try (Connection c = dataSource.getConnection()) {
             try {
                 ItemRoute route = route(c, k.tenantId(), k.itemId());
-                LaneStore.BucketRow row = route == null ? null : items.collapseBuckets(c, k.tenantId(), k.itemId());
+                LaneStore.BucketRow row = route == null ? null
+                        : items.collapseBuckets(c, k.tenantId(), k.itemId(), COLLAPSE_LOCK_TIMEOUT_MILLIS);
                 if (row == null) {
                     c.rollback();
                     op.future().complete(false);
@@ -568,7 +578,12 @@ final class Lane implements Runnable {
             if (route != null) {
                 route.collapsing.set(false); // try again after a later batch
             }
-            log.warn("lane {}: collapse of {} failed: {}", index, k, e.toString());
+            if (LOCK_NOT_AVAILABLE.equals(e.getSQLState())) {
+                log.info("lane {}: collapse of {} gave up after waiting {} ms for a bucket row; tried again after"
+                        + " a later batch", index, k, COLLAPSE_LOCK_TIMEOUT_MILLIS);
+            } else {
+                log.warn("lane {}: collapse of {} failed: {}", index, k, e.toString());
+            }
             op.future().completeExceptionally(e);
         }
     }

@@ -100,10 +100,13 @@ public final class LaneEngine implements AutoCloseable {
         return r == null ? new long[2] : new long[] {r.reserves.sum(), r.soldOuts.sum()};
     }
 
-    /** Queues the collapse of an item's buckets into bucket 0. */
-    void collapse(String tenant, String item) {
+    /**
+     * Queues the collapse of an item's buckets into bucket 0. The future tells whether it
+     * collapsed (false: the item has no buckets here), or fails when the collapse did not commit.
+     */
+    CompletableFuture<Boolean> collapse(String tenant, String item) {
         CompletableFuture<Boolean> f = new CompletableFuture<>();
-        submit(new Op.Collapse(new BucketKey(tenant, item, 0), f), f);
+        return submit(new Op.Collapse(new BucketKey(tenant, item, 0), f), f);
     }
 
     public CompletableFuture<io.lastunit.api.shard.v1.Transfer> transferOut(

@@ -5,6 +5,7 @@ import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
+import java.sql.Statement;
 import java.util.List;
 import java.util.UUID;
 
@@ -88,15 +89,31 @@ public final class ItemStore {
     /**
      * Collapses an item's open buckets into bucket 0 (DESIGN §5): every other open bucket is
      * closed and its available units move to bucket 0 with their allotment, in one statement
-     * that locks the closing rows in bucket order and bucket 0 last. Returns bucket 0 after, or
-     * null when the item has no bucket 0.
+     * that first locks all the item's bucket rows in bucket order. Waits at most
+     * {@code lockTimeoutMillis} for each lock, then fails with SQLSTATE 55P03 (lock_not_available).
+     * Returns bucket 0 after, or null when the item has no bucket 0. Must run inside a transaction.
      */
-    public LaneStore.BucketRow collapseBuckets(Connection c, String tenant, String item) throws SQLException {
+    public LaneStore.BucketRow collapseBuckets(Connection c, String tenant, String item, long lockTimeoutMillis)
+            throws SQLException {
+        if (lockTimeoutMillis < 1) {
+            throw new IllegalArgumentException("lockTimeoutMillis must be >= 1, got " + lockTimeoutMillis);
+        }
+        try (Statement st = c.createStatement()) {
+            st.execute("SET LOCAL lock_timeout = '" + lockTimeoutMillis + "ms'");
+        }
+        // Every bucket row of the item, bucket 0 first, locked in bucket order before anything is
+        // written: the order a transfer takes them in too. The lanes take a borrowing batch's rows
+        // in their own order (lenders richest first, their own row last), so a collapse could still
+        // meet one of them in a cycle; the lock timeout makes the collapse give up first (it is
+        // tried again after a later batch) instead of stalling bucket 0's lane for PostgreSQL's
+        // deadlock_timeout.
         try (PreparedStatement ps = c.prepareStatement("""
-                WITH closing AS (
-                    SELECT bucket_no, available FROM buckets
-                     WHERE tenant_id = ? AND item_id = ? AND bucket_no <> 0 AND open
+                WITH locked AS MATERIALIZED (
+                    SELECT bucket_no, available, open FROM buckets
+                     WHERE tenant_id = ? AND item_id = ?
                      ORDER BY bucket_no FOR UPDATE
+                ), closing AS (
+                    SELECT bucket_no, available FROM locked WHERE bucket_no <> 0 AND open
                 ), shut AS (
                     UPDATE buckets b SET open = false, available = 0, allotment = b.allotment - x.available
                       FROM closing x
