@@ -81,6 +81,8 @@ public class EndToEndBench {
                 .setBuyerId(caller.buyer())
                 .setRegion(BenchItems.REGION);
         if (pipeline.pipeline == 1) {
+            // A blocked caller uses the blocking stub, as it did before pipelines: the call runs
+            // on this thread, with no future and no hand-off to wait on.
             return Pipeline.reserved(client.inventory().reserve(request.build()));
         }
         return pipeline.call(() -> client.inventoryAsync().reserve(request.build()));
