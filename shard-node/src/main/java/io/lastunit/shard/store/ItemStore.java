@@ -137,10 +137,13 @@ public final class ItemStore {
         }
     }
 
+    /** The keys of an item's closed buckets: a range of the {@code holds_bucket} index (schema V3). */
+    static final String KEYS_OUTSIDE_BUCKET0 =
+            "SELECT idempotency_key FROM holds WHERE tenant_id = ? AND item_id = ? AND bucket_no <> 0 LIMIT ?";
+
     /** Up to {@code max + 1} idempotency keys placed in the item's buckets other than bucket 0. */
     public List<String> keysOutsideBucket0(Connection c, String tenant, String item, int max) throws SQLException {
-        try (PreparedStatement ps = c.prepareStatement(
-                "SELECT idempotency_key FROM holds WHERE tenant_id = ? AND item_id = ? AND bucket_no <> 0 LIMIT ?")) {
+        try (PreparedStatement ps = c.prepareStatement(KEYS_OUTSIDE_BUCKET0)) {
             ps.setString(1, tenant);
             ps.setString(2, item);
             ps.setInt(3, max + 1);

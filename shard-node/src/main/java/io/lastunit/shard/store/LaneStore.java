@@ -62,10 +62,13 @@ public final class LaneStore {
         }
     }
 
+    /** The keys of one bucket: an index probe on {@code holds_bucket} (schema V3), not a scan of every hold. */
+    static final String BUCKET_KEYS =
+            "SELECT idempotency_key FROM holds WHERE tenant_id = ? AND item_id = ? AND bucket_no = ? LIMIT ?";
+
     /** Up to {@code max} idempotency keys placed in the bucket; {@code max + 1} results mean "more". */
     public List<String> bucketKeys(Connection c, String tenant, String item, int bucketNo, int max) throws SQLException {
-        try (PreparedStatement ps = c.prepareStatement(
-                "SELECT idempotency_key FROM holds WHERE tenant_id = ? AND item_id = ? AND bucket_no = ? LIMIT ?")) {
+        try (PreparedStatement ps = c.prepareStatement(BUCKET_KEYS)) {
             ps.setString(1, tenant);
             ps.setString(2, item);
             ps.setInt(3, bucketNo);
