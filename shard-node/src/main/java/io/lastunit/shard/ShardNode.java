@@ -140,11 +140,6 @@ public final class ShardNode implements AutoCloseable {
         h.setValidationTimeout(2_000);
         h.addDataSourceProperty("tcpKeepAlive", "true");
         h.addDataSourceProperty("ApplicationName", "lastunit-shard-" + config.shardId());
-        // The lane's statements are the same few, prepared once per connection, and their best plan
-        // does not depend on the values (primary-key and index probes, arrays of a batch). Under the
-        // default plan_cache_mode PostgreSQL kept making a custom plan for every execution of the
-        // array statements: 8% of a lane backend's CPU went to the planner (perf, half load).
-        h.addDataSourceProperty("options", "-c plan_cache_mode=force_generic_plan");
         return new HikariDataSource(h);
     }
 

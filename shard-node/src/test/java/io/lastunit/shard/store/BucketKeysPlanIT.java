@@ -19,9 +19,14 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * item's bucket 0 reads those of its closed siblings. Both must be index probes on
  * {@code holds_bucket}: as sequential scans of the whole holds table they took about 40 ms at
  * 400,000 holds, on the lane's thread, at the first Reserve of every new item (seen at the start
- * of the load generator's measured sale). The plans checked are the generic ones the shard's
- * connections use ({@code plan_cache_mode = force_generic_plan}), on a table where the tenant's
+ * of the load generator's measured sale). The plans checked are those a prepared statement
+ * settles on after ten executions, on the shard's own connections, on a table where the tenant's
  * other holds make every other index as unselective as a scan.
+ *
+ * <p>The shard keeps PostgreSQL's default {@code plan_cache_mode} ({@code auto}): with
+ * {@code force_generic_plan} (tried to save the planner's 8% of a lane backend's CPU) the generic
+ * plan of these reads is a sequential scan when the shard sells few distinct items, which this
+ * test then fails on.
  */
 class BucketKeysPlanIT {
     @RegisterExtension
@@ -43,6 +48,11 @@ class BucketKeysPlanIT {
 
     private static String plan(Statement s, String name, String types, String sql, String args) throws Exception {
         s.execute("PREPARE " + name + "(" + types + ") AS " + numbered(sql));
+        // Past its fifth execution PostgreSQL may switch a prepared statement to its generic plan:
+        // check the plan the statement settles on, not the first custom one.
+        for (int i = 0; i < 10; i++) {
+            s.executeQuery("EXECUTE " + name + "(" + args + ")").close();
+        }
         StringBuilder plan = new StringBuilder();
         try (ResultSet rs = s.executeQuery("EXPLAIN EXECUTE " + name + "(" + args + ")")) {
             while (rs.next()) {
@@ -54,22 +64,24 @@ class BucketKeysPlanIT {
     }
 
     @Test
-    void bucketKeyLoads_areIndexProbes_underTheGenericPlansTheShardUses() throws Exception {
+    void bucketKeyLoads_areIndexProbes_inThePlansTheShardSettlesOn() throws Exception {
         try (ShardNodeHarness shard = new ShardNodeHarness(PG, Map.of()).start()) {
             shard.blocking().createItem(CreateItemRequest.newBuilder().setTenantId("acme").setItemId("new")
                     .setTotal(10).setHomeRegion("local").setBucketCount(4).build());
             try (Connection c = shard.node().dataSource().getConnection(); Statement s = c.createStatement()) {
                 try (ResultSet rs = s.executeQuery("SHOW plan_cache_mode")) {
                     assertThat(rs.next()).isTrue();
-                    assertThat(rs.getString(1)).isEqualTo("force_generic_plan");
+                    assertThat(rs.getString(1)).isEqualTo("auto");
                 }
-                // 50,000 sold holds of the same tenant's other items, in every bucket number.
+                // 60,000 sold holds of three earlier sales of the same tenant, in every bucket number:
+                // few distinct items, as on a shard that sells a handful of hot items, so a plan made
+                // without the values would expect a twelfth of the table and scan it.
                 s.execute("""
                         INSERT INTO holds (hold_id, tenant_id, item_id, bucket_no, region, qty, buyer_id, idempotency_key,
                                            request_fingerprint, state, created_at, expires_at, order_ref)
-                        SELECT gen_random_uuid(), 'acme', 'old-' || (g % 50), g % 4, 'local', 1, 'b' || g, 'k' || g,
+                        SELECT gen_random_uuid(), 'acme', 'old-' || (g % 3), g % 4, 'local', 1, 'b' || g, 'k' || g,
                                'f', 'SOLD', now(), now(), 'o' || g
-                          FROM generate_series(1, 50000) g""");
+                          FROM generate_series(1, 60000) g""");
                 c.commit();
                 s.execute("ANALYZE holds");
                 c.commit();
