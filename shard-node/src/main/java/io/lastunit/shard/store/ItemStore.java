@@ -137,7 +137,7 @@ public final class ItemStore {
         }
     }
 
-    /** The keys of an item's closed buckets: a range of the {@code holds_bucket} index (schema V3). */
+    /** The keys of an item's closed buckets: a range of the {@code holds_bucket_state} index (schema V3). */
     static final String KEYS_OUTSIDE_BUCKET0 =
             "SELECT idempotency_key FROM holds WHERE tenant_id = ? AND item_id = ? AND bucket_no <> 0 LIMIT ?";
 

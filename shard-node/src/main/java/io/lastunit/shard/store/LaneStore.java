@@ -62,7 +62,7 @@ public final class LaneStore {
         }
     }
 
-    /** The keys of one bucket: an index probe on {@code holds_bucket} (schema V3), not a scan of every hold. */
+    /** The keys of one bucket: a range of the {@code holds_bucket_state} index (schema V3), not a scan of every hold. */
     static final String BUCKET_KEYS =
             "SELECT idempotency_key FROM holds WHERE tenant_id = ? AND item_id = ? AND bucket_no = ? LIMIT ?";
 
@@ -84,7 +84,7 @@ public final class LaneStore {
         }
     }
 
-    private static final String SWEEP = """
+    static final String SWEEP = """
             WITH due AS (
                 SELECT hold_id FROM holds
                  WHERE tenant_id = ? AND item_id = ? AND bucket_no = ? AND state = 'HELD' AND expires_at <= now()
@@ -110,10 +110,13 @@ public final class LaneStore {
         }
     }
 
+    /** The first entry after (tenant, item, bucket, 'HELD') in {@code holds_bucket_state}. */
+    static final String EARLIEST_DUE =
+            "SELECT min(expires_at) FROM holds WHERE tenant_id = ? AND item_id = ? AND bucket_no = ? AND state = 'HELD'";
+
     /** Earliest expiry (epoch micros) among the bucket's HELD holds, or Long.MAX_VALUE. */
     public long earliestDue(Connection c, String tenant, String item, int bucketNo) throws SQLException {
-        try (PreparedStatement ps = c.prepareStatement(
-                "SELECT min(expires_at) FROM holds WHERE tenant_id = ? AND item_id = ? AND bucket_no = ? AND state = 'HELD'")) {
+        try (PreparedStatement ps = c.prepareStatement(EARLIEST_DUE)) {
             ps.setString(1, tenant);
             ps.setString(2, item);
             ps.setInt(3, bucketNo);

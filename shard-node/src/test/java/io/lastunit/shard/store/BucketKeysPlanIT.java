@@ -17,7 +17,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 /**
  * A lane that meets a bucket it has not cached reads the keys placed in it, and a collapsed
  * item's bucket 0 reads those of its closed siblings. Both must be index probes on
- * {@code holds_bucket}: as sequential scans of the whole holds table they took about 40 ms at
+ * {@code holds_bucket_state}: as sequential scans of the whole holds table they took about 40 ms at
  * 400,000 holds, on the lane's thread, at the first Reserve of every new item (seen at the start
  * of the load generator's measured sale). The plans checked are those a prepared statement
  * settles on after ten executions, on the shard's own connections, on a table where the tenant's
@@ -63,6 +63,10 @@ class BucketKeysPlanIT {
         return plan.toString();
     }
 
+    /**
+     * Also the reads that the partial index {@code holds_bucket_due} (state = 'HELD') served
+     * until V3 replaced it: a bucket's earliest HELD expiry and a sweep's due holds.
+     */
     @Test
     void bucketKeyLoads_areIndexProbes_inThePlansTheShardSettlesOn() throws Exception {
         try (ShardNodeHarness shard = new ShardNodeHarness(PG, Map.of()).start()) {
@@ -88,10 +92,16 @@ class BucketKeysPlanIT {
 
                 String bucketKeys = plan(s, "bucket_keys", "text, text, int, int", LaneStore.BUCKET_KEYS,
                         "'acme', 'new', 0, 100001");
-                assertThat(bucketKeys).contains("holds_bucket").contains("item_id").doesNotContain("Seq Scan");
+                assertThat(bucketKeys).contains("holds_bucket_state").contains("item_id").doesNotContain("Seq Scan");
                 String siblings = plan(s, "sibling_keys", "text, text, int", ItemStore.KEYS_OUTSIDE_BUCKET0,
                         "'acme', 'new', 100001");
-                assertThat(siblings).contains("holds_bucket").contains("item_id").doesNotContain("Seq Scan");
+                assertThat(siblings).contains("holds_bucket_state").contains("item_id").doesNotContain("Seq Scan");
+                // What the partial index holds_bucket_due served before V3 replaced it.
+                String earliest = plan(s, "earliest_due", "text, text, int", LaneStore.EARLIEST_DUE,
+                        "'acme', 'new', 0");
+                assertThat(earliest).contains("holds_bucket_state").doesNotContain("Seq Scan");
+                String sweep = plan(s, "sweep", "text, text, int, int", LaneStore.SWEEP, "'acme', 'new', 0, 1000");
+                assertThat(sweep).contains("holds_bucket_state").doesNotContain("Seq Scan");
                 c.rollback();
             }
 
