@@ -24,7 +24,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * other holds make every other index as unselective as a scan.
  *
  * <p>The shard keeps PostgreSQL's default {@code plan_cache_mode} ({@code auto}): with
- * {@code force_generic_plan} (tried to save the planner's 8% of a lane backend's CPU) the generic
+ * {@code force_generic_plan} (tried to save the planner's 9% of a lane backend's CPU) the generic
  * plan of these reads is a sequential scan when the shard sells few distinct items, which this
  * test then fails on.
  */
