@@ -88,10 +88,20 @@ public final class ItemStore {
 
     /**
      * Collapses an item's open buckets into bucket 0 (DESIGN §5): every other open bucket is
-     * closed and its available units move to bucket 0 with their allotment, in one statement
-     * that first locks all the item's bucket rows in bucket order. Waits at most
-     * {@code lockTimeoutMillis} for each lock, then fails with SQLSTATE 55P03 (lock_not_available).
-     * Returns bucket 0 after, or null when the item has no bucket 0. Must run inside a transaction.
+     * closed and its available units move to bucket 0 with their allotment. Two statements: the
+     * first locks all the item's bucket rows in bucket order, the second moves the units. Waits
+     * at most {@code lockTimeoutMillis} for each lock, then fails with SQLSTATE 55P03
+     * (lock_not_available). Returns bucket 0 after, or null when the item has no bucket 0. Must
+     * run inside a READ COMMITTED transaction.
+     *
+     * <p>Why two statements: one statement runs on one snapshot. When it had to wait for a bucket
+     * row that another transaction changed and then committed (a lane's Reserve), its UPDATE
+     * could write that row from a mix of the two versions: the new {@code available} taken away
+     * from the allotment, but the old {@code held}. The bucket_balanced CHECK refused such a row,
+     * so the collapse failed and was tried again after a later batch: in most load-generator runs,
+     * at the end of a warm-up sale. The second statement here takes its snapshot
+     * after every lock is held, so it reads exactly the rows it writes
+     * ({@code CollapseConcurrentCommitIT}).
      */
     public LaneStore.BucketRow collapseBuckets(Connection c, String tenant, String item, long lockTimeoutMillis)
             throws SQLException {
@@ -107,23 +117,12 @@ public final class ItemStore {
         // meet one of them in a cycle; the lock timeout makes the collapse give up first (it is
         // tried again after a later batch) instead of stalling bucket 0's lane for PostgreSQL's
         // deadlock_timeout.
-        try (PreparedStatement ps = c.prepareStatement("""
-                WITH locked AS MATERIALIZED (
-                    SELECT bucket_no, available, open FROM buckets
-                     WHERE tenant_id = ? AND item_id = ?
-                     ORDER BY bucket_no FOR UPDATE
-                ), closing AS (
-                    SELECT bucket_no, available FROM locked WHERE bucket_no <> 0 AND open
-                ), shut AS (
-                    UPDATE buckets b SET open = false, available = 0, allotment = b.allotment - x.available
-                      FROM closing x
-                     WHERE b.tenant_id = ? AND b.item_id = ? AND b.bucket_no = x.bucket_no
-                    RETURNING x.available AS moved
-                )
-                UPDATE buckets SET available = available + (SELECT coalesce(sum(moved), 0) FROM shut),
-                                   allotment = allotment + (SELECT coalesce(sum(moved), 0) FROM shut)
-                 WHERE tenant_id = ? AND item_id = ? AND bucket_no = 0
-                RETURNING tenant_id, item_id, bucket_no, allotment, available, held, sold""")) {
+        try (PreparedStatement ps = c.prepareStatement(COLLAPSE_LOCK)) {
+            ps.setString(1, tenant);
+            ps.setString(2, item);
+            ps.executeQuery().close();
+        }
+        try (PreparedStatement ps = c.prepareStatement(COLLAPSE_MOVE)) {
             ps.setString(1, tenant);
             ps.setString(2, item);
             ps.setString(3, tenant);
@@ -136,6 +135,25 @@ public final class ItemStore {
             }
         }
     }
+
+    static final String COLLAPSE_LOCK =
+            "SELECT bucket_no FROM buckets WHERE tenant_id = ? AND item_id = ? ORDER BY bucket_no FOR UPDATE";
+
+    /** Runs after {@link #COLLAPSE_LOCK}, on a snapshot that sees the rows this transaction locked. */
+    static final String COLLAPSE_MOVE = """
+            WITH closing AS (
+                SELECT bucket_no, available FROM buckets
+                 WHERE tenant_id = ? AND item_id = ? AND bucket_no <> 0 AND open
+            ), shut AS (
+                UPDATE buckets b SET open = false, available = 0, allotment = b.allotment - x.available
+                  FROM closing x
+                 WHERE b.tenant_id = ? AND b.item_id = ? AND b.bucket_no = x.bucket_no
+                RETURNING x.available AS moved
+            )
+            UPDATE buckets SET available = available + (SELECT coalesce(sum(moved), 0) FROM shut),
+                               allotment = allotment + (SELECT coalesce(sum(moved), 0) FROM shut)
+             WHERE tenant_id = ? AND item_id = ? AND bucket_no = 0
+            RETURNING tenant_id, item_id, bucket_no, allotment, available, held, sold""";
 
     /** The keys of an item's closed buckets: a range of the {@code holds_bucket_state} index (schema V3). */
     static final String KEYS_OUTSIDE_BUCKET0 =
