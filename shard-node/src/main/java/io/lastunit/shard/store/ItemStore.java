@@ -15,6 +15,7 @@ import java.util.UUID;
  * Thread-safe.
  */
 public final class ItemStore {
+    private final TransferStore transfers = new TransferStore();
 
     /** The parameters an item was created with, to answer a repeated CreateItem. */
     public record ItemRow(String homeRegion, long createdTotal, long base, int perBuyerLimit, long holdTtlMs,
@@ -99,9 +100,8 @@ public final class ItemStore {
      * could write that row from a mix of the two versions: the new {@code available} taken away
      * from the allotment, but the old {@code held}. The bucket_balanced CHECK refused such a row,
      * so the collapse failed and was tried again after a later batch: in most load-generator runs,
-     * at the end of a warm-up sale. The second statement here takes its snapshot
-     * after every lock is held, so it reads exactly the rows it writes
-     * ({@code CollapseConcurrentCommitIT}).
+     * at the end of a warm-up sale. The second statement here takes its snapshot after every lock
+     * is held, so it reads exactly the rows it writes ({@code CollapseConcurrentCommitIT}).
      */
     public LaneStore.BucketRow collapseBuckets(Connection c, String tenant, String item, long lockTimeoutMillis)
             throws SQLException {
@@ -117,11 +117,7 @@ public final class ItemStore {
         // meet one of them in a cycle; the lock timeout makes the collapse give up first (it is
         // tried again after a later batch) instead of stalling bucket 0's lane for PostgreSQL's
         // deadlock_timeout.
-        try (PreparedStatement ps = c.prepareStatement(COLLAPSE_LOCK)) {
-            ps.setString(1, tenant);
-            ps.setString(2, item);
-            ps.executeQuery().close();
-        }
+        transfers.lockBuckets(c, tenant, item);
         try (PreparedStatement ps = c.prepareStatement(COLLAPSE_MOVE)) {
             ps.setString(1, tenant);
             ps.setString(2, item);
@@ -136,11 +132,8 @@ public final class ItemStore {
         }
     }
 
-    static final String COLLAPSE_LOCK =
-            "SELECT bucket_no FROM buckets WHERE tenant_id = ? AND item_id = ? ORDER BY bucket_no FOR UPDATE";
-
-    /** Runs after {@link #COLLAPSE_LOCK}, on a snapshot that sees the rows this transaction locked. */
-    static final String COLLAPSE_MOVE = """
+    /** Runs after {@link TransferStore#lockBuckets}, on a snapshot that sees the rows this transaction locked. */
+    private static final String COLLAPSE_MOVE = """
             WITH closing AS (
                 SELECT bucket_no, available FROM buckets
                  WHERE tenant_id = ? AND item_id = ? AND bucket_no <> 0 AND open
