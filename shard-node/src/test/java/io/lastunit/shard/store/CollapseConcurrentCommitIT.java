@@ -135,7 +135,7 @@ class CollapseConcurrentCommitIT {
             // The other transaction holds 3 units of bucket 2 and 1 more of bucket 3.
             List<long[]> after = collapseWhileAnotherCommits(shard, "fold-reserve",
                     new long[] {-3, 3, 0}, new long[] {-1, 1, 0});
-            // Bucket 0 gets 10 + 7 + 7: 34 units available of its allotment of 34.
+            // Bucket 0 keeps its 10 and gets 10 + 7 + 7 from buckets 1, 2 and 3: 34 available of 34.
             assertThat(after.get(0)).containsExactly(0, 34, 34, 0, 0, 1);
             assertThat(after.get(1)).containsExactly(1, 0, 0, 0, 0, 0);
             assertThat(after.get(2)).containsExactly(2, 3, 0, 3, 0, 0);
@@ -152,7 +152,8 @@ class CollapseConcurrentCommitIT {
             // collapse waits there first, as it does for a batch that writes both.
             List<long[]> after = collapseWhileAnotherCommits(shard, "fold-confirm",
                     new long[] {0, 0, 0}, new long[] {0, -1, 1});
-            // Bucket 0 gets 10 + 10 + 8: 38 units. Bucket 3 keeps one held and one sold.
+            // Bucket 0 keeps its 10 and gets 10 + 10 + 8 from buckets 1, 2 and 3: 38. Bucket 3 keeps
+            // one held and one sold.
             assertThat(after.get(0)).containsExactly(0, 38, 38, 0, 0, 1);
             assertThat(after.get(1)).containsExactly(1, 0, 0, 0, 0, 0);
             assertThat(after.get(2)).containsExactly(2, 0, 0, 0, 0, 0);
