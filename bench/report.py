@@ -95,7 +95,17 @@ def rate_of(log):
     return None
 
 
-# Per bucket count of the hot item: (buckets, rate, p50, p90, p99, p99.9) of its half-load run.
+def per_second(doc):
+    """(seconds with Reserves, seconds with p99 over the slow mark, the slowest second's p99) of a run."""
+    per = doc.get("latency_per_second") if isinstance(doc, dict) else None
+    if not isinstance(per, dict):
+        return (None, None, None)
+    seconds = [x for x in per.get("seconds", []) if x.get("count", 0) > 0]
+    return (len(seconds), per.get("slow_seconds"), per.get("slowest_p99_ms"))
+
+
+# Per bucket count of the hot item: (buckets, rate, p50, p90, p99, p99.9, seconds with Reserves, slow seconds,
+# slowest second's p99) of its half-load run (the per-second figures: None from a load generator without them).
 latencies = []
 for b in BUCKETS:
     lj = load_json(f"latency-b{b}")
@@ -104,7 +114,9 @@ for b in BUCKETS:
     latencies.append((b, rate_of(f"latency-b{b}.log"),
                       find(all_, "p50_ms", "p50Ms", "p50"), find(all_, "p90_ms", "p90Ms", "p90"),
                       float(p99_line) if p99_line is not None else find(all_, "p99_ms", "p99Ms", "p99"),
-                      find(all_, "p999_ms", "p99_9_ms", "p999Ms", "p999", "p99_9")))
+                      find(all_, "p999_ms", "p99_9_ms", "p999Ms", "p999", "p99_9"),
+                      *per_second(lj)))
+
 
 cpus = os.cpu_count()
 java = subprocess.run(["java", "-version"], capture_output=True, text=True).stderr.splitlines()[0]
@@ -148,11 +160,14 @@ with open(out, "w") as f:
       f"with 256 requests in flight (blocked or pipelined callers): {latency_seconds} s of load after a closed-loop warm-up of {latency_warmup} buyers and "
       f"{latency_warmup_seconds} s of open-loop warm-up at the same rate on other items "
       f"(`bench/results/raw/{date}-{commit}/latency-b<buckets>.log`).\n\n")
-    w("| buckets | Reserves/s | p50 ms | p90 ms | p99 ms | p99.9 ms |\n|---:|---:|---:|---:|---:|---:|\n")
+    w("| buckets | Reserves/s | p50 ms | p90 ms | p99 ms | p99.9 ms | seconds with p99 over 10 ms | slowest second's p99 ms |\n"
+      "|---:|---:|---:|---:|---:|---:|---:|---:|\n")
     q = lambda v: "?" if v is None else f"{v:.2f}"
-    for b, rate, l50, l90, l99, l999 in latencies:
-        w(f"| {b} | {'?' if rate is None else fmt(rate)} | {q(l50)} | {q(l90)} | {q(l99)} | {q(l999)} |\n")
-    w("\n")
+    for b, rate, l50, l90, l99, l999, secs, slow, worst in latencies:
+        w(f"| {b} | {'?' if rate is None else fmt(rate)} | {q(l50)} | {q(l90)} | {q(l99)} | {q(l999)} "
+          f"| {'?' if slow is None else f'{slow} of {secs}'} | {q(worst)} |\n")
+    w("\nPer second: the run cut into one-second windows by reply time, each with its own p99; the load\n"
+      "generator's JSON (`latency_per_second`) has every window.\n\n")
     w("## Flash sale (load generator, 10,000 units, 1,000,000 buyers, 512 in flight)\n\n")
     w(f"`sold={sale.get('sold', '?')} total={sale.get('total', '?')}`, `invariant={sale.get('invariant', '?')}`, "
       f"`reserve_per_s={sale.get('reserve_per_s', '?')}`, `p99_ms={sale.get('p99_ms', '?')}`.\n\n")

@@ -30,6 +30,13 @@ record RunReport(Instant startedAt, String commandLine, Map<String, Object> opti
             + "was reserved";
     static final String REQUESTS_PER_S_DEFINITION = "Reserve calls sent, retries included, divided by the seconds "
             + "from the first request to the last reply";
+    /** A second whose p99 is over this is counted as slow: the p99 target of the half-load runs (bench/run). */
+    static final double SLOW_SECOND_P99_MS = 10.0;
+    /** Seconds listed by the terminal and Markdown summaries, slowest first. */
+    static final int SLOWEST_SECONDS_SHOWN = 5;
+    static final String SECONDS_DEFINITION = "the run cut into windows of one second by reply time, each with the "
+            + "percentiles of the Reserves answered in it; a slow second has a p99 over "
+            + String.format(Locale.ROOT, "%.0f", SLOW_SECOND_P99_MS) + " ms";
     static final String LATENCY_DEFINITION = "per buyer's Reserve, from its send (open loop: its intended send "
             + "time) to its final answer, retries included; 'all' counts every Reserve, 'reserved' those answered "
             + "RESERVED";
@@ -91,6 +98,25 @@ record RunReport(Instant startedAt, String commandLine, Map<String, Object> opti
                 latencyRow("RESERVED", sale.reservedLatency()));
     }
 
+    /** The rows of the slowest-seconds table: second, count, p50, p99, max (ms). */
+    List<String[]> slowestSecondRows() {
+        List<String[]> rows = new ArrayList<>();
+        for (Timeline.Second s : Timeline.slowest(sale.seconds(), SLOWEST_SECONDS_SHOWN)) {
+            LatencySummary l = s.latency();
+            rows.add(new String[] {Integer.toString(s.index()), count(l.count()), ms(l.p50()), ms(l.p99()), ms(l.max())});
+        }
+        return rows;
+    }
+
+    /** One line: how many seconds the run had, and how many of them were slow. */
+    String secondsLine() {
+        long windows = sale.seconds().stream().filter(s -> s.latency().count() > 0).count();
+        return String.format(Locale.ROOT, "%,d second%s with Reserves, %,d with p99 over %.0f ms%s", windows,
+                windows == 1 ? "" : "s", Timeline.over(sale.seconds(), SLOW_SECOND_P99_MS), SLOW_SECOND_P99_MS,
+                sale.secondsDropped() > 0 ? String.format(Locale.ROOT, " (the %,d seconds after the first %,d not kept)",
+                        sale.secondsDropped(), Timeline.SECONDS_MAX) : "");
+    }
+
     void printTerminal(PrintWriter out) {
         out.println();
         out.printf("flash sale: %s%n", headline());
@@ -107,6 +133,15 @@ record RunReport(Instant startedAt, String commandLine, Map<String, Object> opti
             l.row((Object[]) r);
         }
         l.print(out, "  ");
+        if (!sale.seconds().isEmpty()) {
+            out.println();
+            out.println("Reserve latency per second (ms), by reply time: " + secondsLine() + "; the slowest:");
+            Table w = new Table("#second", "#count", "#p50", "#p99", "#max");
+            for (String[] r : slowestSecondRows()) {
+                w.row((Object[]) r);
+            }
+            w.print(out, "  ");
+        }
         for (String e : sale.errorSamples()) {
             out.println("  error: " + e);
         }
@@ -172,6 +207,26 @@ record RunReport(Instant startedAt, String commandLine, Map<String, Object> opti
         lat.put("all", latencyMap(sale.allLatency()));
         lat.put("reserved", latencyMap(sale.reservedLatency()));
         m.put("latency_ms", lat);
+        Map<String, Object> per = new LinkedHashMap<>();
+        per.put("window_ms", 1_000);
+        per.put("slow_p99_ms", SLOW_SECOND_P99_MS);
+        per.put("slow_seconds", Timeline.over(sale.seconds(), SLOW_SECOND_P99_MS));
+        per.put("slowest_p99_ms", Timeline.slowest(sale.seconds(), 1).stream().map(x -> x.latency().p99()).findFirst()
+                .orElse(null));
+        per.put("dropped", sale.secondsDropped());
+        List<Map<String, Object>> rows = new ArrayList<>();
+        for (Timeline.Second x : sale.seconds()) {
+            Map<String, Object> r = new LinkedHashMap<>();
+            r.put("second", x.index());
+            r.put("ms", x.millis());
+            r.put("count", x.latency().count());
+            r.put("p50", x.latency().p50());
+            r.put("p99", x.latency().p99());
+            r.put("max", x.latency().max());
+            rows.add(r);
+        }
+        per.put("seconds", rows);
+        m.put("latency_per_second", per);
         Map<String, Object> stock = new LinkedHashMap<>();
         stock.put("sold", sold);
         stock.put("total", total);
@@ -194,6 +249,7 @@ record RunReport(Instant startedAt, String commandLine, Map<String, Object> opti
         defs.put("reserve_per_s", RESERVE_PER_S_DEFINITION);
         defs.put("requests_per_s", REQUESTS_PER_S_DEFINITION);
         defs.put("latency", LATENCY_DEFINITION);
+        defs.put("latency_per_second", SECONDS_DEFINITION);
         defs.put("sold", "units taken: sum of held + sold over the items, read back through the router");
         m.put("definitions", defs);
         m.put("script_lines", scriptLines());
@@ -223,6 +279,13 @@ record RunReport(Instant startedAt, String commandLine, Map<String, Object> opti
         for (String[] r : latencyRows()) {
             sb.append("| ").append(String.join(" | ", r)).append(" |\n");
         }
+        if (!sale.seconds().isEmpty()) {
+            sb.append("\nPer second, by reply time: ").append(secondsLine()).append(". The slowest:\n\n");
+            sb.append("| second | count | p50 | p99 | max |\n|---:|---:|---:|---:|---:|\n");
+            for (String[] r : slowestSecondRows()) {
+                sb.append("| ").append(String.join(" | ", r)).append(" |\n");
+            }
+        }
         sb.append("\nInvariant check: **").append(invariant.status()).append("**");
         if (invariant.status() != Invariant.Status.SKIPPED) {
             sb.append(String.format(Locale.ROOT, " on %d shards (%,d items, %,d holds)", invariant.shards(),
@@ -235,7 +298,8 @@ record RunReport(Instant startedAt, String commandLine, Map<String, Object> opti
         sb.append("\nOptions:\n\n| option | value |\n|---|---|\n");
         options.forEach((k, v) -> sb.append("| ").append(k).append(" | ").append(v == null ? "" : v).append(" |\n"));
         sb.append("\nDefinitions: reserve/s is ").append(RESERVE_PER_S_DEFINITION).append(". Requests/s is ")
-                .append(REQUESTS_PER_S_DEFINITION).append(". Latency is ").append(LATENCY_DEFINITION).append(".\n\n");
+                .append(REQUESTS_PER_S_DEFINITION).append(". Latency is ").append(LATENCY_DEFINITION)
+                .append(". Per second: ").append(SECONDS_DEFINITION).append(".\n\n");
         sb.append("```\n");
         for (String l : scriptLines()) {
             sb.append(l).append('\n');

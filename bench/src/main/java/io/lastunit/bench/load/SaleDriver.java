@@ -88,6 +88,7 @@ final class SaleDriver {
     private final List<String> errorSamples = new ArrayList<>();
     private ScheduledExecutorService timers;
     private volatile long startNanos;
+    private volatile Timeline timeline = new Timeline(System.nanoTime());
 
     /** @param router a channel to the router that already carries the bearer token */
     SaleDriver(Channel router, Plan plan, Progress progress) {
@@ -107,6 +108,8 @@ final class SaleDriver {
         try {
             long start = System.nanoTime();
             startNanos = start;
+            timeline = new Timeline(start);
+            timers.scheduleAtFixedRate(() -> timeline.cut(System.nanoTime()), 1_000, 1_000, TimeUnit.MILLISECONDS);
             if (progress.mode() != Progress.Mode.NONE) {
                 long period = progress.mode().periodMillis();
                 timers.scheduleAtFixedRate(() -> progress.print(snapshot(), false), period, period,
@@ -130,6 +133,7 @@ final class SaleDriver {
             }
             inFlight.acquire(plan.concurrency());
             inFlight.release(plan.concurrency());
+            timeline.close(System.nanoTime());
             long last = lastReplyNanos.get();
             long duration = last == Long.MIN_VALUE ? 0 : Math.max(0, last - start);
             progress.print(snapshot(), true);
@@ -139,7 +143,8 @@ final class SaleDriver {
             }
             return new SaleResult(plan.buyers(), reserved.get(), soldOut.get(), limited.get(), errors.get(),
                     confirmErrors.get(), retries.sum(), calls.sum(), confirmed.get(), duration, sellOutNanos.get(),
-                    allLatency.getIntervalHistogram(), reservedLatency.getIntervalHistogram(), samples);
+                    allLatency.getIntervalHistogram(), reservedLatency.getIntervalHistogram(), samples,
+                    timeline.seconds(), timeline.dropped());
         } finally {
             timers.shutdownNow();
         }
@@ -161,7 +166,7 @@ final class SaleDriver {
             calls.increment();
             return stub.withDeadlineAfter(DEADLINE_MS, TimeUnit.MILLISECONDS).reserve(req);
         }, 1, resp -> onReserve(i, sendAt, resp), (t, next) -> {
-            record(allLatency, sendAt);
+            recordReserve(sendAt);
             if (next == Outcomes.Next.LIMITED) {
                 limited.incrementAndGet();
             } else {
@@ -173,7 +178,7 @@ final class SaleDriver {
     }
 
     private void onReserve(int i, long sendAt, ReserveResponse resp) {
-        long now = record(allLatency, sendAt);
+        long now = recordReserve(sendAt);
         ReserveOutcome outcome = resp.getOutcome();
         if (outcome == ReserveOutcome.RESERVED) {
             reservedLatency.recordValue(Math.min(LATENCY_MAX_MICROS, Math.max(0, (now - sendAt) / 1_000)));
@@ -248,10 +253,12 @@ final class SaleDriver {
         }, MoreExecutors.directExecutor());
     }
 
-    /** Records the latency since {@code sendAt} in µs; returns now. */
-    private static long record(Recorder r, long sendAt) {
+    /** Records a Reserve's latency since {@code sendAt} in µs, in the run and in its second; returns now. */
+    private long recordReserve(long sendAt) {
         long now = System.nanoTime();
-        r.recordValue(Math.min(LATENCY_MAX_MICROS, Math.max(0, (now - sendAt) / 1_000)));
+        long micros = Math.min(LATENCY_MAX_MICROS, Math.max(0, (now - sendAt) / 1_000));
+        allLatency.recordValue(micros);
+        timeline.record(micros);
         return now;
     }
 

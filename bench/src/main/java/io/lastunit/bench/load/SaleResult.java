@@ -23,10 +23,13 @@ import org.HdrHistogram.Histogram;
  * @param all            latency of every Reserve, in microseconds, from its (intended) send to its final answer,
  *                       retries included
  * @param reservedOnly   the same for the Reserves answered RESERVED
+ * @param seconds        the latency of every Reserve again, window by window of one second by reply time
+ *                       ({@link Timeline}), at most {@link Timeline#SECONDS_MAX}
+ * @param secondsDropped windows after the first {@link Timeline#SECONDS_MAX}, not kept
  */
 record SaleResult(long buyers, long reserved, long soldOut, long limited, long errors, long confirmErrors,
         long retries, long calls, long confirmed, long durationNanos, long sellOutNanos, Histogram all,
-        Histogram reservedOnly, List<String> errorSamples) {
+        Histogram reservedOnly, List<String> errorSamples, List<Timeline.Second> seconds, int secondsDropped) {
 
     double durationSeconds() {
         return durationNanos / 1e9;

@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.within;
 import io.grpc.Status;
 import io.lastunit.admin.cli.ExitCodes;
 import java.time.Instant;
+import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -127,6 +128,45 @@ class SummaryTest {
     }
 
     @Test
+    void theSlowestSecondsAreShownAndEveryOneIsInTheJson() {
+        Histogram all = histogram();
+        all.recordValue(2_000);
+        List<Timeline.Second> seconds = new ArrayList<>();
+        for (int i = 0; i < 8; i++) { // p99 of second i: 1 + 3i ms, so seconds 4..7 are over 10 ms (3 is exactly 10)
+            double p99 = 1 + 3 * i;
+            seconds.add(new Timeline.Second(i, 1_000, new LatencySummary(100 + i, 0.5, p99, p99, p99, p99 + 1, 0.6)));
+        }
+        seconds.add(new Timeline.Second(8, 120, LatencySummary.EMPTY));
+        SaleResult sale = new SaleResult(20, 10, 10, 0, 0, 0, 0, 25, 0, 2 * S, S, all, histogram(), List.of(),
+                seconds, 0);
+        RunReport r = report(sale, 10, 10, 10, okInvariant());
+        assertThat(r.secondsLine()).isEqualTo("8 seconds with Reserves, 4 with p99 over 10 ms");
+        assertThat(r.slowestSecondRows()).extracting(row -> row[0]).containsExactly("7", "6", "5", "4", "3");
+        assertThat(r.slowestSecondRows().get(0)).containsExactly("7", "107", "0.50", "22.00", "23.00");
+
+        java.io.StringWriter text = new java.io.StringWriter();
+        r.printTerminal(new java.io.PrintWriter(text));
+        assertThat(text.toString()).contains("Reserve latency per second (ms), by reply time: 8 seconds with "
+                + "Reserves, 4 with p99 over 10 ms; the slowest:");
+        String json = r.json();
+        assertThat(json).contains("\"slow_seconds\": 4,").contains("\"slowest_p99_ms\": 22,")
+                .contains("\"dropped\": 0,");
+        for (int i = 0; i <= 8; i++) {
+            assertThat(json).contains("\"second\": " + i + ",");
+        }
+        assertThat(r.markdown()).contains("| 7 | 107 | 0.50 | 22.00 | 23.00 |").endsWith("p99_ms=2.00\n```\n");
+    }
+
+    @Test
+    void aRunWithoutSecondsPrintsNoTimeline() {
+        RunReport r = report(result(20, 10, 10, 0, 20, S, S, histogram(), histogram()), 10, 10, 10, okInvariant());
+        java.io.StringWriter text = new java.io.StringWriter();
+        r.printTerminal(new java.io.PrintWriter(text));
+        assertThat(text.toString()).doesNotContain("per second");
+        assertThat(r.json()).contains("\"slowest_p99_ms\": null,");
+    }
+
+    @Test
     void jsonEscapesAndFormats() {
         Map<String, Object> m = new LinkedHashMap<>();
         m.put("s", "a\"b\\c\nd\u0001");
@@ -155,7 +195,7 @@ class SummaryTest {
     private static SaleResult result(long buyers, long reserved, long soldOut, long errors, long calls,
             long durationNanos, long sellOutNanos, Histogram all, Histogram ok) {
         return new SaleResult(buyers, reserved, soldOut, 0, errors, 0, 0, calls, 0, durationNanos, sellOutNanos, all,
-                ok, List.of());
+                ok, List.of(), List.of(), 0);
     }
 
     private static Invariant okInvariant() {
