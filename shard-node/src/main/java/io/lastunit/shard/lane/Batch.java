@@ -80,12 +80,21 @@ final class Batch {
     /** Reserves decided and SOLD_OUTs answered per item, added to the item's counters after the commit. */
     private final Map<ItemRoute, long[]> demand = new java.util.IdentityHashMap<>();
 
-    Batch(Lane lane, LazyConnection conn, List<Op> ops, Set<String> keysElsewhere) {
+    /** Never one statement: after a refusal, decide again with the separate statements. */
+    private final boolean stepwise;
+    /** New holds prepared but not yet written, for the one statement. */
+    private NewHolds deferred;
+    private boolean oneStatementSent;
+    private boolean committedInStatement;
+    private boolean refusedInOneStatement;
+
+    Batch(Lane lane, LazyConnection conn, List<Op> ops, Set<String> keysElsewhere, boolean stepwise) {
         this.lane = lane;
         this.conn = conn;
         this.ops = ops;
         this.keysElsewhere = keysElsewhere;
         this.store = lane.store();
+        this.stepwise = stepwise;
     }
 
     private Connection c() throws SQLException {
@@ -385,7 +394,7 @@ final class Batch {
         if (redo != null) {
             return redo;
         }
-        redo = insertHolds(accepted);
+        redo = insertHolds(accepted, usageAdded.isEmpty());
         if (redo != null) {
             return redo;
         }
@@ -678,56 +687,81 @@ final class Batch {
         return new Redo(elsewhere.size() + " idempotency keys already in use", Set.of(), elsewhere);
     }
 
-    private Redo insertHolds(List<Op.Reserve> accepted) throws SQLException {
+    /** The new holds of a batch, as the insert's parameter arrays. */
+    private record NewHolds(List<Op.Reserve> reserves, UUID[] ids, String[] t, String[] i, Integer[] bn, String[] rg,
+                            Integer[] qty, String[] buyer, String[] key, String[] fp, Long[] ttl) {
+    }
+
+    /**
+     * New holds for the accepted Reserves. With {@code mayDefer}, in a batch that has not touched
+     * the database yet and may write in one statement, the insert is only prepared here: the
+     * counters change in this batch's deltas as usual, and {@link #applyBucketDeltas} writes the
+     * holds and the counters in one statement that commits itself.
+     */
+    private Redo insertHolds(List<Op.Reserve> accepted, boolean mayDefer) throws SQLException {
         if (accepted.isEmpty()) {
             return null;
         }
         int n = accepted.size();
-        UUID[] ids = new UUID[n];
-        String[] t = new String[n];
-        String[] i = new String[n];
-        Integer[] bn = new Integer[n];
-        String[] rg = new String[n];
-        Integer[] qty = new Integer[n];
-        String[] buyer = new String[n];
-        String[] key = new String[n];
-        String[] fp = new String[n];
-        Long[] ttl = new Long[n];
+        NewHolds h = new NewHolds(accepted, new UUID[n], new String[n], new String[n], new Integer[n], new String[n],
+                new Integer[n], new String[n], new String[n], new String[n], new Long[n]);
         long nowMillis = lane.dbNowMicros() / 1000;
         for (int x = 0; x < n; x++) {
             Op.Reserve r = accepted.get(x);
             var q = r.request();
-            ids[x] = HoldId.create(q.getTenantId(), q.getItemId(), q.getRegion(), r.bucket().bucketNo(), nowMillis).uuid();
-            t[x] = q.getTenantId();
-            i[x] = q.getItemId();
-            bn[x] = r.bucket().bucketNo();
-            rg[x] = q.getRegion();
-            qty[x] = q.getQuantity();
-            buyer[x] = q.getBuyerId();
-            key[x] = q.getIdempotencyKey();
-            fp[x] = r.fingerprint();
-            ttl[x] = r.holdTtlMsRequested() != 0 ? r.holdTtlMsRequested() : lane.cached(r.bucket()).item.holdTtlMs();
+            h.ids[x] = HoldId.create(q.getTenantId(), q.getItemId(), q.getRegion(), r.bucket().bucketNo(), nowMillis)
+                    .uuid();
+            h.t[x] = q.getTenantId();
+            h.i[x] = q.getItemId();
+            h.bn[x] = r.bucket().bucketNo();
+            h.rg[x] = q.getRegion();
+            h.qty[x] = q.getQuantity();
+            h.buyer[x] = q.getBuyerId();
+            h.key[x] = q.getIdempotencyKey();
+            h.fp[x] = r.fingerprint();
+            h.ttl[x] = r.holdTtlMsRequested() != 0 ? r.holdTtlMsRequested() : lane.cached(r.bucket()).item.holdTtlMs();
         }
-        LaneStore.InsertedHolds inserted = store.insertHolds(c(), ids, t, i, bn, rg, qty, buyer, key, fp, ttl);
-        if (inserted.count() != n) {
-            return keysInUse(inserted, t, key);
+        if (mayDefer && !stepwise && !conn.opened()) {
+            deferred = h;
+            take(h);
+            return null;
         }
-        Instant created = inserted.createdAt();
-        long createdMicros = created.getEpochSecond() * 1_000_000L + created.getNano() / 1_000;
-        for (int x = 0; x < n; x++) {
-            Op.Reserve r = accepted.get(x);
-            var q = r.request();
-            Instant expires = created.plusMillis(ttl[x]);
-            HoldRow h = new HoldRow(ids[x], t[x], i[x], bn[x], rg[x], qty[x], buyer[x], key[x], fp[x], "HELD",
-                    created, expires, false, null, false);
-            Delta d = delta(r.bucket());
-            d.available -= q.getQuantity();
-            d.held += q.getQuantity();
-            d.newKeys.add(key[x]);
-            d.minNewExpiryMicros = Math.min(d.minNewExpiryMicros, createdMicros + ttl[x] * 1_000L);
-            answer(r, ReserveResponse.newBuilder().setOutcome(ReserveOutcome.RESERVED).setHold(h.toProto()).build());
+        return insertNow(h);
+    }
+
+    private Redo insertNow(NewHolds h) throws SQLException {
+        LaneStore.InsertedHolds inserted = store.insertHolds(c(), h.ids, h.t, h.i, h.bn, h.rg, h.qty, h.buyer, h.key,
+                h.fp, h.ttl);
+        if (inserted.count() != h.ids.length) {
+            return keysInUse(inserted, h.t, h.key);
         }
+        take(h);
+        answerPlaced(h, inserted.createdAt());
         return null;
+    }
+
+    /** The new holds' units move from available to held in this batch's deltas; their keys join the key set. */
+    private void take(NewHolds h) {
+        for (int x = 0; x < h.ids.length; x++) {
+            Delta d = delta(h.reserves.get(x).bucket());
+            d.available -= h.qty[x];
+            d.held += h.qty[x];
+            d.newKeys.add(h.key[x]);
+        }
+    }
+
+    /** Once the holds are written at {@code created} (the database's now()): each caller's RESERVED. */
+    private void answerPlaced(NewHolds h, Instant created) {
+        long createdMicros = created.getEpochSecond() * 1_000_000L + created.getNano() / 1_000;
+        for (int x = 0; x < h.ids.length; x++) {
+            Op.Reserve r = h.reserves.get(x);
+            Instant expires = created.plusMillis(h.ttl[x]);
+            HoldRow row = new HoldRow(h.ids[x], h.t[x], h.i[x], h.bn[x], h.rg[x], h.qty[x], h.buyer[x], h.key[x],
+                    h.fp[x], "HELD", created, expires, false, null, false);
+            Delta d = delta(r.bucket());
+            d.minNewExpiryMicros = Math.min(d.minNewExpiryMicros, createdMicros + h.ttl[x] * 1_000L);
+            answer(r, ReserveResponse.newBuilder().setOutcome(ReserveOutcome.RESERVED).setHold(row.toProto()).build());
+        }
     }
 
     private Redo writeUsage(List<Op.Reserve> accepted, Map<String, Long> usage, Map<String, Long> added)
@@ -761,6 +795,17 @@ final class Batch {
     // ---- the hot row, last ----
 
     private Redo applyBucketDeltas() throws SQLException {
+        if (deferred != null) {
+            NewHolds h = deferred;
+            deferred = null;
+            if (onlyTakes()) {
+                return writeInOneStatement(h);
+            }
+            Redo redo = insertNow(h); // not a batch of new holds alone after all: the usual statements
+            if (redo != null) {
+                return redo;
+            }
+        }
         List<BucketKey> keys = new ArrayList<>();
         for (Map.Entry<BucketKey, Delta> e : deltas.entrySet()) {
             Delta d = e.getValue();
@@ -803,6 +848,92 @@ final class Batch {
         }
         bucketRows.addAll(rows);
         return null;
+    }
+
+    /** True when every counter change of this batch is new holds taking units, and nothing else. */
+    private boolean onlyTakes() {
+        for (Delta d : deltas.values()) {
+            if (d.allotment != 0 || d.sold != 0 || d.borrowed != 0 || d.lent != 0 || d.credited != 0 || d.swept
+                    || d.available != -d.taken || d.held != d.taken) {
+                return false;
+            }
+        }
+        return !deltas.isEmpty();
+    }
+
+    /**
+     * The batch's new holds and its bucket updates as one statement in its own transaction
+     * ({@link LaneStore#reserveInOneStatement}): the statement's end is the commit, with no
+     * round trip for the separate update and commit. If the database refuses it (a key already
+     * in use, stale counters), nothing was written and the lane decides the batch again
+     * statement by statement ({@link #refusedInOneStatement}).
+     */
+    private Redo writeInOneStatement(NewHolds h) throws SQLException {
+        List<BucketKey> keys = new ArrayList<>();
+        for (Map.Entry<BucketKey, Delta> e : deltas.entrySet()) {
+            if (e.getValue().taken != 0) {
+                keys.add(e.getKey());
+            }
+        }
+        int n = keys.size();
+        String[] t = new String[n];
+        String[] i = new String[n];
+        Integer[] bn = new Integer[n];
+        Long[] da = new Long[n];
+        Long[] dh = new Long[n];
+        for (int x = 0; x < n; x++) {
+            BucketKey k = keys.get(x);
+            Delta d = deltas.get(k);
+            t[x] = k.tenantId();
+            i[x] = k.itemId();
+            bn[x] = k.bucketNo();
+            da[x] = d.available;
+            dh[x] = d.held;
+        }
+        Connection c = c();
+        c.setAutoCommit(true);
+        LaneStore.Reserved written;
+        try {
+            oneStatementSent = true;
+            written = store.reserveInOneStatement(c, h.ids, h.t, h.i, h.bn, h.rg, h.qty, h.buyer, h.key, h.fp, h.ttl,
+                    t, i, bn, da, dh);
+        } catch (SQLException e) {
+            if (LaneStore.REFUSED.equals(e.getSQLState())) {
+                refusedInOneStatement = true;
+                return new Redo("one-statement batch refused (" + e.getMessage() + ")", Set.of(), Set.of());
+            }
+            throw e;
+        } finally {
+            restoreTransactions(c);
+        }
+        committedInStatement = true;
+        bucketRows.addAll(written.buckets());
+        answerPlaced(h, written.createdAt());
+        return null;
+    }
+
+    /** Back to explicit transactions (the pool's setting); a broken connection is the pool's to evict. */
+    private static void restoreTransactions(Connection c) {
+        try {
+            c.setAutoCommit(false);
+        } catch (SQLException ignored) {
+            // the connection is closed or broken; the caller's SQLException, if any, says why
+        }
+    }
+
+    /** The batch committed in its one statement: the lane has nothing left to commit. */
+    boolean committedInStatement() {
+        return committedInStatement;
+    }
+
+    /** The batch sent its one statement: a failure other than a refusal leaves its outcome unknown. */
+    boolean oneStatementSent() {
+        return oneStatementSent;
+    }
+
+    /** The database refused the one statement: decide again, statement by statement. */
+    boolean refusedInOneStatement() {
+        return refusedInOneStatement;
     }
 
     /** Before the commit: raise the published units of buckets this batch adds units to. */

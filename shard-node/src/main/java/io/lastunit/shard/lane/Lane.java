@@ -83,6 +83,10 @@ final class Lane implements Runnable {
     final AtomicLong redos = new AtomicLong();
     /** Database transactions committed by batches (a batch answered from the cache commits none). */
     final AtomicLong transactions = new AtomicLong();
+    /** Of {@link #transactions}, those written as one statement that committed itself. */
+    final AtomicLong oneStatementBatches = new AtomicLong();
+    /** One-statement batches the database refused (nothing written), decided again statement by statement. */
+    final AtomicLong oneStatementRefusals = new AtomicLong();
 
     Lane(int index, LaneEngine engine, DataSource dataSource, LaneStore store, ItemStore items, LaneConfig config,
          Limits limits, InstantSource clock) {
@@ -261,6 +265,7 @@ final class Lane implements Runnable {
     private void applyBatch(List<Op> ops) {
         Set<String> keysElsewhere = new HashSet<>();
         Set<BucketKey> reload = new HashSet<>();
+        boolean stepwise = false;
         for (int attempt = 0; ; attempt++) {
             ops.removeIf(op -> op.future().isDone());
             if (ops.isEmpty()) {
@@ -274,14 +279,18 @@ final class Lane implements Runnable {
             }
             reload.clear();
             boolean committing = false;
+            Batch b = null;
             try (LazyConnection c = new LazyConnection(dataSource)) {
-                Batch b = new Batch(this, c, ops, keysElsewhere);
+                b = new Batch(this, c, ops, keysElsewhere, stepwise);
                 try {
                     Batch.Redo redo = b.decideAndWrite();
                     if (redo == null) {
                         committing = true;
                         b.raiseBeforeCommit();
-                        if (c.opened()) {
+                        if (b.committedInStatement()) {
+                            transactions.incrementAndGet();
+                            oneStatementBatches.incrementAndGet();
+                        } else if (c.opened()) {
                             c.commit();
                             transactions.incrementAndGet();
                         }
@@ -290,6 +299,15 @@ final class Lane implements Runnable {
                         return;
                     }
                     c.rollbackQuietly();
+                    if (b.refusedInOneStatement()) {
+                        // Nothing was written. Decide again with the separate statements, which say
+                        // precisely which key or bucket was off; this is not one of the redoMax redos.
+                        stepwise = true;
+                        oneStatementRefusals.incrementAndGet();
+                        attempt--;
+                        log.debug("lane {}: {}; deciding again statement by statement", index, redo.why());
+                        continue;
+                    }
                     redos.incrementAndGet();
                     reload.addAll(redo.buckets());
                     keysElsewhere.addAll(redo.keys());
@@ -309,9 +327,10 @@ final class Lane implements Runnable {
                     log.debug("lane {}: redo after SQL state {}: {}", index, e.getSQLState(), e.getMessage());
                     continue;
                 }
+                boolean unknown = committing || (b != null && b.oneStatementSent());
                 log.warn("lane {}: batch of {} failed{}: {}", index, ops.size(),
-                        committing ? " during commit (outcome unknown)" : "", e.toString());
-                failAll(ops, (committing ? "outcome unknown, commit failed: " : "store error: ") + e.getMessage());
+                        unknown ? " during commit (outcome unknown)" : "", e.toString());
+                failAll(ops, (unknown ? "outcome unknown, commit failed: " : "store error: ") + e.getMessage());
                 return;
             } catch (IllegalStateException e) {
                 // An invariant broke while applying: crash this batch rather than oversell.

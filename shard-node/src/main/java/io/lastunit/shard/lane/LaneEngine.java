@@ -193,7 +193,14 @@ public final class LaneEngine implements AutoCloseable {
     });
 
     /** Counters for operators and benchmarks. */
-    public record Stats(long batches, long opsApplied, long redos, long transactions, int queued) {
+    /**
+     * @param oneStatementBatches of {@code transactions}, batches of new holds alone, written and
+     *                            committed as one statement
+     * @param oneStatementRefusals one-statement batches the database refused (a key in use, stale
+     *                            counters): nothing written, decided again statement by statement
+     */
+    public record Stats(long batches, long opsApplied, long redos, long transactions, long oneStatementBatches,
+                        long oneStatementRefusals, int queued) {
         public double meanBatch() {
             return batches == 0 ? 0 : (double) opsApplied / batches;
         }
@@ -204,15 +211,19 @@ public final class LaneEngine implements AutoCloseable {
         long o = 0;
         long r = 0;
         long t = 0;
+        long one = 0;
+        long refused = 0;
         int q = 0;
         for (Lane l : lanes) {
             b += l.batches.get();
             o += l.opsApplied.get();
             r += l.redos.get();
             t += l.transactions.get();
+            one += l.oneStatementBatches.get();
+            refused += l.oneStatementRefusals.get();
             q += l.depth();
         }
-        return new Stats(b, o, r, t, q);
+        return new Stats(b, o, r, t, one, refused, q);
     }
 
     /** Stops accepting work and waits (bounded) for the lanes to finish what they accepted. */
