@@ -726,16 +726,19 @@ final class Batch {
             take(h);
             return null;
         }
-        return insertNow(h);
+        return insertNow(h, false);
     }
 
-    private Redo insertNow(NewHolds h) throws SQLException {
+    /** The hold insert as its own statement; {@code taken}: {@link #take} already counted these holds. */
+    private Redo insertNow(NewHolds h, boolean taken) throws SQLException {
         LaneStore.InsertedHolds inserted = store.insertHolds(c(), h.ids, h.t, h.i, h.bn, h.rg, h.qty, h.buyer, h.key,
                 h.fp, h.ttl);
         if (inserted.count() != h.ids.length) {
             return keysInUse(inserted, h.t, h.key);
         }
-        take(h);
+        if (!taken) {
+            take(h);
+        }
         answerPlaced(h, inserted.createdAt());
         return null;
     }
@@ -801,7 +804,7 @@ final class Batch {
             if (onlyTakes()) {
                 return writeInOneStatement(h);
             }
-            Redo redo = insertNow(h); // not a batch of new holds alone after all: the usual statements
+            Redo redo = insertNow(h, true); // not a batch of new holds alone after all: the usual statements
             if (redo != null) {
                 return redo;
             }
