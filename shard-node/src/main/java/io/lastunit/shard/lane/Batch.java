@@ -726,19 +726,12 @@ final class Batch {
             take(h);
             return null;
         }
-        return insertNow(h, false);
-    }
-
-    /** The hold insert as its own statement; {@code taken}: {@link #take} already counted these holds. */
-    private Redo insertNow(NewHolds h, boolean taken) throws SQLException {
         LaneStore.InsertedHolds inserted = store.insertHolds(c(), h.ids, h.t, h.i, h.bn, h.rg, h.qty, h.buyer, h.key,
                 h.fp, h.ttl);
         if (inserted.count() != h.ids.length) {
             return keysInUse(inserted, h.t, h.key);
         }
-        if (!taken) {
-            take(h);
-        }
+        take(h);
         answerPlaced(h, inserted.createdAt());
         return null;
     }
@@ -797,18 +790,15 @@ final class Batch {
 
     // ---- the hot row, last ----
 
-    private Redo applyBucketDeltas() throws SQLException {
-        if (deferred != null) {
-            NewHolds h = deferred;
-            deferred = null;
-            if (onlyTakes()) {
-                return writeInOneStatement(h);
-            }
-            Redo redo = insertNow(h, true); // not a batch of new holds alone after all: the usual statements
-            if (redo != null) {
-                return redo;
-            }
+    /** The counter changes of every bucket this batch changes, as the bucket update's parameter arrays. */
+    private record BucketDeltas(List<BucketKey> keys, String[] t, String[] i, Integer[] bn, Long[] dal, Long[] da,
+                                Long[] dh, Long[] ds, Long[] tk) {
+        int size() {
+            return keys.size();
         }
+    }
+
+    private BucketDeltas bucketDeltas() {
         List<BucketKey> keys = new ArrayList<>();
         for (Map.Entry<BucketKey, Delta> e : deltas.entrySet()) {
             Delta d = e.getValue();
@@ -816,52 +806,43 @@ final class Batch {
                 keys.add(e.getKey());
             }
         }
-        if (keys.isEmpty()) {
-            return null;
-        }
         int n = keys.size();
-        String[] t = new String[n];
-        String[] i = new String[n];
-        Integer[] bn = new Integer[n];
-        Long[] dal = new Long[n];
-        Long[] da = new Long[n];
-        Long[] dh = new Long[n];
-        Long[] ds = new Long[n];
-        Long[] tk = new Long[n];
+        BucketDeltas b = new BucketDeltas(keys, new String[n], new String[n], new Integer[n], new Long[n], new Long[n],
+                new Long[n], new Long[n], new Long[n]);
         for (int x = 0; x < n; x++) {
             BucketKey k = keys.get(x);
             Delta d = deltas.get(k);
-            t[x] = k.tenantId();
-            i[x] = k.itemId();
-            bn[x] = k.bucketNo();
-            dal[x] = d.allotment;
-            da[x] = d.available;
-            dh[x] = d.held;
-            ds[x] = d.sold;
-            tk[x] = d.taken;
+            b.t[x] = k.tenantId();
+            b.i[x] = k.itemId();
+            b.bn[x] = k.bucketNo();
+            b.dal[x] = d.allotment;
+            b.da[x] = d.available;
+            b.dh[x] = d.held;
+            b.ds[x] = d.sold;
+            b.tk[x] = d.taken;
         }
-        List<LaneStore.BucketRow> rows = store.applyBucketDeltas(c(), t, i, bn, dal, da, dh, ds, tk);
-        if (rows.size() != n) {
-            Set<BucketKey> stale = new java.util.HashSet<>(keys);
+        return b;
+    }
+
+    private Redo applyBucketDeltas() throws SQLException {
+        if (deferred != null) {
+            return writeInOneStatement(deferred, bucketDeltas());
+        }
+        BucketDeltas b = bucketDeltas();
+        if (b.size() == 0) {
+            return null;
+        }
+        List<LaneStore.BucketRow> rows = store.applyBucketDeltas(c(), b.t, b.i, b.bn, b.dal, b.da, b.dh, b.ds, b.tk);
+        if (rows.size() != b.size()) {
+            Set<BucketKey> stale = new java.util.HashSet<>(b.keys);
             for (LaneStore.BucketRow r : rows) {
                 stale.remove(new BucketKey(r.tenantId(), r.itemId(), r.bucketNo()));
             }
-            return new Redo("conditional bucket update matched " + rows.size() + " of " + n + " (stale cache: "
+            return new Redo("conditional bucket update matched " + rows.size() + " of " + b.size() + " (stale cache: "
                     + stale + ")", stale, Set.of());
         }
         bucketRows.addAll(rows);
         return null;
-    }
-
-    /** True when every counter change of this batch is new holds taking units, and nothing else. */
-    private boolean onlyTakes() {
-        for (Delta d : deltas.values()) {
-            if (d.allotment != 0 || d.sold != 0 || d.borrowed != 0 || d.lent != 0 || d.credited != 0 || d.swept
-                    || d.available != -d.taken || d.held != d.taken) {
-                return false;
-            }
-        }
-        return !deltas.isEmpty();
     }
 
     /**
@@ -871,35 +852,14 @@ final class Batch {
      * in use, stale counters), nothing was written and the lane decides the batch again
      * statement by statement ({@link #refusedInOneStatement}).
      */
-    private Redo writeInOneStatement(NewHolds h) throws SQLException {
-        List<BucketKey> keys = new ArrayList<>();
-        for (Map.Entry<BucketKey, Delta> e : deltas.entrySet()) {
-            if (e.getValue().taken != 0) {
-                keys.add(e.getKey());
-            }
-        }
-        int n = keys.size();
-        String[] t = new String[n];
-        String[] i = new String[n];
-        Integer[] bn = new Integer[n];
-        Long[] da = new Long[n];
-        Long[] dh = new Long[n];
-        for (int x = 0; x < n; x++) {
-            BucketKey k = keys.get(x);
-            Delta d = deltas.get(k);
-            t[x] = k.tenantId();
-            i[x] = k.itemId();
-            bn[x] = k.bucketNo();
-            da[x] = d.available;
-            dh[x] = d.held;
-        }
+    private Redo writeInOneStatement(NewHolds h, BucketDeltas b) throws SQLException {
         Connection c = c();
         c.setAutoCommit(true);
         LaneStore.Reserved written;
         try {
             oneStatementSent = true;
             written = store.reserveInOneStatement(c, h.ids, h.t, h.i, h.bn, h.rg, h.qty, h.buyer, h.key, h.fp, h.ttl,
-                    t, i, bn, da, dh);
+                    b.t, b.i, b.bn, b.dal, b.da, b.dh, b.ds, b.tk);
         } catch (SQLException e) {
             if (LaneStore.REFUSED.equals(e.getSQLState())) {
                 refusedInOneStatement = true;

@@ -224,7 +224,11 @@ public final class LaneStore {
         }
     }
 
-    private static final String INSERT_HOLDS = """
+    /**
+     * New HELD holds (CTE {@code ins}, ten parameters: {@link #bindHolds}) and their outbox rows
+     * (CTE {@code ob}); a key already used in the tenant is skipped.
+     */
+    private static final String HOLDS_AND_OUTBOX_CTES = """
             WITH ins AS (
                 INSERT INTO holds (hold_id, tenant_id, item_id, bucket_no, region, qty, buyer_id, idempotency_key,
                                    request_fingerprint, state, created_at, expires_at)
@@ -237,7 +241,25 @@ public final class LaneStore {
             ), ob AS (
                 INSERT INTO outbox (tenant_id, item_id, kind, hold_id, qty)
                 SELECT tenant_id, item_id, 'HELD', hold_id, qty FROM ins
-            )
+            )""";
+
+    /**
+     * Each bucket's counter deltas, applied only where no counter goes below zero and a bucket
+     * that takes units is open (eight parameters: {@link #bindDeltas}).
+     */
+    private static final String BUCKET_DELTAS_UPDATE = """
+            UPDATE buckets b
+               SET allotment = b.allotment + d.dal, available = b.available + d.da, held = b.held + d.dh,
+                   sold = b.sold + d.ds
+              FROM unnest(?::text[], ?::text[], ?::int4[], ?::int8[], ?::int8[], ?::int8[], ?::int8[], ?::int8[])
+                   AS d(t, i, n, dal, da, dh, ds, tk)
+             WHERE b.tenant_id = d.t AND b.item_id = d.i AND b.bucket_no = d.n
+               AND b.available + d.da >= 0 AND b.held + d.dh >= 0 AND b.sold + d.ds >= 0
+               AND (d.tk = 0 OR b.open)
+            RETURNING b.tenant_id, b.item_id, b.bucket_no, b.allotment, b.available, b.held, b.sold""";
+
+    private static final String INSERT_HOLDS = HOLDS_AND_OUTBOX_CTES + """
+
             SELECT count(*)::int4, now(),
                    CASE WHEN count(*) < ? THEN array_agg(tenant_id) END,
                    CASE WHEN count(*) < ? THEN array_agg(idempotency_key) END
@@ -260,16 +282,7 @@ public final class LaneStore {
                                      String[] regions, Integer[] qtys, String[] buyers, String[] keys,
                                      String[] fingerprints, Long[] ttlMs) throws SQLException {
         try (PreparedStatement ps = c.prepareStatement(INSERT_HOLDS)) {
-            ps.setArray(1, c.createArrayOf("uuid", ids));
-            ps.setArray(2, c.createArrayOf("text", tenants));
-            ps.setArray(3, c.createArrayOf("text", items));
-            ps.setArray(4, c.createArrayOf("int4", buckets));
-            ps.setArray(5, c.createArrayOf("text", regions));
-            ps.setArray(6, c.createArrayOf("int4", qtys));
-            ps.setArray(7, c.createArrayOf("text", buyers));
-            ps.setArray(8, c.createArrayOf("text", keys));
-            ps.setArray(9, c.createArrayOf("text", fingerprints));
-            ps.setArray(10, c.createArrayOf("int8", ttlMs));
+            bindHolds(c, ps, ids, tenants, items, buckets, regions, qtys, buyers, keys, fingerprints, ttlMs);
             ps.setInt(11, ids.length);
             ps.setInt(12, ids.length);
             try (ResultSet rs = ps.executeQuery()) {
@@ -290,27 +303,9 @@ public final class LaneStore {
     /** SQLSTATE of {@code lastunit_require} (V4): a one-statement batch refused its own result. */
     public static final String REFUSED = "LU002";
 
-    private static final String RESERVE_IN_ONE_STATEMENT = """
-            WITH ins AS (
-                INSERT INTO holds (hold_id, tenant_id, item_id, bucket_no, region, qty, buyer_id, idempotency_key,
-                                   request_fingerprint, state, created_at, expires_at)
-                SELECT d.id, d.t, d.i, d.b, d.r, d.q, d.buyer, d.k, d.fp, 'HELD', now(),
-                       now() + d.ttl * interval '1 millisecond'
-                  FROM unnest(?::uuid[], ?::text[], ?::text[], ?::int4[], ?::text[], ?::int4[], ?::text[], ?::text[],
-                              ?::text[], ?::int8[]) AS d(id, t, i, b, r, q, buyer, k, fp, ttl)
-                ON CONFLICT (tenant_id, idempotency_key) DO NOTHING
-                RETURNING hold_id, tenant_id, item_id, qty
-            ), ob AS (
-                INSERT INTO outbox (tenant_id, item_id, kind, hold_id, qty)
-                SELECT tenant_id, item_id, 'HELD', hold_id, qty FROM ins
-            ), upd AS (
-                UPDATE buckets b
-                   SET available = b.available + d.da, held = b.held + d.dh
-                  FROM unnest(?::text[], ?::text[], ?::int4[], ?::int8[], ?::int8[]) AS d(t, i, n, da, dh)
-                 WHERE b.tenant_id = d.t AND b.item_id = d.i AND b.bucket_no = d.n
-                   AND b.available + d.da >= 0 AND b.held + d.dh >= 0 AND b.open
-                RETURNING b.tenant_id, b.item_id, b.bucket_no, b.allotment, b.available, b.held, b.sold
-            )
+    private static final String RESERVE_IN_ONE_STATEMENT = HOLDS_AND_OUTBOX_CTES + ", upd AS (\n"
+            + BUCKET_DELTAS_UPDATE + "\n)" + """
+
             SELECT v.at, u.tenant_id, u.item_id, u.bucket_no, u.allotment, u.available, u.held, u.sold
               FROM (SELECT now() AS at,
                            lastunit_require((SELECT count(*) FROM ins) = ? AND (SELECT count(*) FROM upd) = ?,
@@ -324,8 +319,8 @@ public final class LaneStore {
 
     /**
      * A batch of new holds as one statement, to run in its own transaction (autocommit): the
-     * holds, their outbox rows, then each bucket's conditional update (take {@code -dAvailable}
-     * units from an open bucket into held). Either all of it commits, or the statement fails
+     * holds and their outbox rows ({@link #insertHolds}'s statement), then each bucket's
+     * conditional update ({@link #applyBucketDeltas}'s). Either all of it commits, or the statement fails
      * with SQLSTATE {@link #REFUSED} and nothing does: when any key was already used in its
      * tenant, or any bucket's counters were not what the lane expected. Saves the round trips of
      * the separate insert, update and commit.
@@ -333,26 +328,14 @@ public final class LaneStore {
     public Reserved reserveInOneStatement(Connection c, UUID[] ids, String[] tenants, String[] items, Integer[] buckets,
                                           String[] regions, Integer[] qtys, String[] buyers, String[] keys,
                                           String[] fingerprints, Long[] ttlMs, String[] bucketTenants,
-                                          String[] bucketItems, Integer[] bucketNos, Long[] dAvailable, Long[] dHeld)
+                                          String[] bucketItems, Integer[] bucketNos, Long[] dAllotment,
+                                          Long[] dAvailable, Long[] dHeld, Long[] dSold, Long[] taken)
             throws SQLException {
         try (PreparedStatement ps = c.prepareStatement(RESERVE_IN_ONE_STATEMENT)) {
-            ps.setArray(1, c.createArrayOf("uuid", ids));
-            ps.setArray(2, c.createArrayOf("text", tenants));
-            ps.setArray(3, c.createArrayOf("text", items));
-            ps.setArray(4, c.createArrayOf("int4", buckets));
-            ps.setArray(5, c.createArrayOf("text", regions));
-            ps.setArray(6, c.createArrayOf("int4", qtys));
-            ps.setArray(7, c.createArrayOf("text", buyers));
-            ps.setArray(8, c.createArrayOf("text", keys));
-            ps.setArray(9, c.createArrayOf("text", fingerprints));
-            ps.setArray(10, c.createArrayOf("int8", ttlMs));
-            ps.setArray(11, c.createArrayOf("text", bucketTenants));
-            ps.setArray(12, c.createArrayOf("text", bucketItems));
-            ps.setArray(13, c.createArrayOf("int4", bucketNos));
-            ps.setArray(14, c.createArrayOf("int8", dAvailable));
-            ps.setArray(15, c.createArrayOf("int8", dHeld));
-            ps.setLong(16, ids.length);
-            ps.setLong(17, bucketNos.length);
+            bindHolds(c, ps, ids, tenants, items, buckets, regions, qtys, buyers, keys, fingerprints, ttlMs);
+            bindDeltas(c, ps, 11, bucketTenants, bucketItems, bucketNos, dAllotment, dAvailable, dHeld, dSold, taken);
+            ps.setLong(19, ids.length);
+            ps.setLong(20, bucketNos.length);
             Instant at = null;
             List<BucketRow> rows = new ArrayList<>(bucketNos.length);
             try (ResultSet rs = ps.executeQuery()) {
@@ -585,24 +568,8 @@ public final class LaneStore {
     public List<BucketRow> applyBucketDeltas(Connection c, String[] tenants, String[] items, Integer[] buckets,
                                              Long[] dAllotment, Long[] dAvailable, Long[] dHeld, Long[] dSold,
                                              Long[] taken) throws SQLException {
-        try (PreparedStatement ps = c.prepareStatement("""
-                UPDATE buckets b
-                   SET allotment = b.allotment + d.dal, available = b.available + d.da, held = b.held + d.dh,
-                       sold = b.sold + d.ds
-                  FROM unnest(?::text[], ?::text[], ?::int4[], ?::int8[], ?::int8[], ?::int8[], ?::int8[], ?::int8[])
-                       AS d(t, i, n, dal, da, dh, ds, tk)
-                 WHERE b.tenant_id = d.t AND b.item_id = d.i AND b.bucket_no = d.n
-                   AND b.available + d.da >= 0 AND b.held + d.dh >= 0 AND b.sold + d.ds >= 0
-                   AND (d.tk = 0 OR b.open)
-                RETURNING b.tenant_id, b.item_id, b.bucket_no, b.allotment, b.available, b.held, b.sold""")) {
-            ps.setArray(1, c.createArrayOf("text", tenants));
-            ps.setArray(2, c.createArrayOf("text", items));
-            ps.setArray(3, c.createArrayOf("int4", buckets));
-            ps.setArray(4, c.createArrayOf("int8", dAllotment));
-            ps.setArray(5, c.createArrayOf("int8", dAvailable));
-            ps.setArray(6, c.createArrayOf("int8", dHeld));
-            ps.setArray(7, c.createArrayOf("int8", dSold));
-            ps.setArray(8, c.createArrayOf("int8", taken));
+        try (PreparedStatement ps = c.prepareStatement(BUCKET_DELTAS_UPDATE)) {
+            bindDeltas(c, ps, 1, tenants, items, buckets, dAllotment, dAvailable, dHeld, dSold, taken);
             List<BucketRow> rows = new ArrayList<>();
             try (ResultSet rs = ps.executeQuery()) {
                 while (rs.next()) {
@@ -612,6 +579,36 @@ public final class LaneStore {
             }
             return rows;
         }
+    }
+
+    /** Parameters 1–10 of {@link #HOLDS_AND_OUTBOX_CTES}. */
+    private static void bindHolds(Connection c, PreparedStatement ps, UUID[] ids, String[] tenants, String[] items,
+                                  Integer[] buckets, String[] regions, Integer[] qtys, String[] buyers, String[] keys,
+                                  String[] fingerprints, Long[] ttlMs) throws SQLException {
+        ps.setArray(1, c.createArrayOf("uuid", ids));
+        ps.setArray(2, c.createArrayOf("text", tenants));
+        ps.setArray(3, c.createArrayOf("text", items));
+        ps.setArray(4, c.createArrayOf("int4", buckets));
+        ps.setArray(5, c.createArrayOf("text", regions));
+        ps.setArray(6, c.createArrayOf("int4", qtys));
+        ps.setArray(7, c.createArrayOf("text", buyers));
+        ps.setArray(8, c.createArrayOf("text", keys));
+        ps.setArray(9, c.createArrayOf("text", fingerprints));
+        ps.setArray(10, c.createArrayOf("int8", ttlMs));
+    }
+
+    /** The eight parameters of {@link #BUCKET_DELTAS_UPDATE}, from {@code first} on. */
+    private static void bindDeltas(Connection c, PreparedStatement ps, int first, String[] tenants, String[] items,
+                                   Integer[] buckets, Long[] dAllotment, Long[] dAvailable, Long[] dHeld, Long[] dSold,
+                                   Long[] taken) throws SQLException {
+        ps.setArray(first, c.createArrayOf("text", tenants));
+        ps.setArray(first + 1, c.createArrayOf("text", items));
+        ps.setArray(first + 2, c.createArrayOf("int4", buckets));
+        ps.setArray(first + 3, c.createArrayOf("int8", dAllotment));
+        ps.setArray(first + 4, c.createArrayOf("int8", dAvailable));
+        ps.setArray(first + 5, c.createArrayOf("int8", dHeld));
+        ps.setArray(first + 6, c.createArrayOf("int8", dSold));
+        ps.setArray(first + 7, c.createArrayOf("int8", taken));
     }
 
     private static List<HoldRow> holds(PreparedStatement ps) throws SQLException {
