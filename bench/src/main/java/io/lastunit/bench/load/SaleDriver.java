@@ -88,7 +88,8 @@ final class SaleDriver {
     private final List<String> errorSamples = new ArrayList<>();
     private ScheduledExecutorService timers;
     private volatile long startNanos;
-    private volatile Timeline timeline = new Timeline(System.nanoTime());
+    /** Set when the run starts, before the first Reserve is sent. */
+    private volatile Timeline timeline;
 
     /** @param router a channel to the router that already carries the bearer token */
     SaleDriver(Channel router, Plan plan, Progress progress) {
