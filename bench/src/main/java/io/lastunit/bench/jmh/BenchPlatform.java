@@ -95,8 +95,9 @@ final class BenchPlatform implements AutoCloseable {
             }
             LaneEngine.Stats s = node.engine().stats();
             sb.append(String.format("  %s: calls=%d batches=%d ops=%d meanBatch=%.1f redos=%d transactions=%d"
-                    + " one-statement=%d refused=%d%n", id, node.callsServed(), s.batches(), s.opsApplied(),
-                    s.meanBatch(), s.redos(), s.transactions(), s.oneStatementBatches(), s.oneStatementRefusals()));
+                    + " one-statement=%d refused=%d paced=%d%n", id, node.callsServed(), s.batches(), s.opsApplied(),
+                    s.meanBatch(), s.redos(), s.transactions(), s.oneStatementBatches(), s.oneStatementRefusals(),
+                    s.paced()));
             sb.append("    ").append(PlainJdbc.ledger(node.dataSource())).append(System.lineSeparator());
         }
         long[] batches = platform.router().reserveBatches();

@@ -115,9 +115,9 @@ public class LaneEngineBench {
             if (engine != null) {
                 LaneEngine.Stats s = engine.stats();
                 System.out.printf("%n[LaneEngineBench items=%d buckets=" + buckets + "] batches=%d ops=%d meanBatch=%.1f redos=%d"
-                                + " transactions=%d one-statement=%d refused=%d queued=%d%n", items, s.batches(),
+                                + " transactions=%d one-statement=%d refused=%d paced=%d queued=%d%n", items, s.batches(),
                         s.opsApplied(), s.meanBatch(), s.redos(), s.transactions(), s.oneStatementBatches(),
-                        s.oneStatementRefusals(), s.queued());
+                        s.oneStatementRefusals(), s.paced(), s.queued());
                 System.out.println("[LaneEngineBench items=" + items + "] " + PlainJdbc.ledger(node.dataSource()));
             }
         } finally {

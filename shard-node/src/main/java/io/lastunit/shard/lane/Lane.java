@@ -75,6 +75,8 @@ final class Lane implements Runnable {
     static final int REPLY_BATCHES_MAX = 64;
     private volatile boolean running = true;
     private volatile Thread thread;
+    /** When the lane started its last batch ({@link System#nanoTime}); lane thread only. */
+    private long batchStartNanos;
     /** Database clock minus local clock, in micros, measured at each bucket load. */
     private long dbOffsetMicros;
 
@@ -87,6 +89,8 @@ final class Lane implements Runnable {
     final AtomicLong oneStatementBatches = new AtomicLong();
     /** One-statement batches the database refused (nothing written), decided again statement by statement. */
     final AtomicLong oneStatementRefusals = new AtomicLong();
+    /** Batches that waited for the batch interval before they started ({@link #pace}). */
+    final AtomicLong paced = new AtomicLong();
 
     Lane(int index, LaneEngine engine, DataSource dataSource, LaneStore store, ItemStore items, LaneConfig config,
          Limits limits, InstantSource clock) {
@@ -167,6 +171,7 @@ final class Lane implements Runnable {
     @Override
     public void run() {
         thread = Thread.currentThread();
+        batchStartNanos = System.nanoTime() - config.batchIntervalMicros() * 1_000; // the first batch starts at once
         List<Op> batch = new ArrayList<>(config.batchMax());
         try {
             while (true) {
@@ -184,6 +189,7 @@ final class Lane implements Runnable {
                     }
                     batch.add(first);
                 }
+                pace(batch.size());
                 queue.drainTo(batch, config.batchMax() - batch.size());
                 process(batch);
             }
@@ -192,6 +198,30 @@ final class Lane implements Runnable {
         } finally {
             failQueued();
         }
+    }
+
+    /**
+     * Keeps a busy lane's batches at least {@code batch-interval-micros} apart, measured from
+     * the start of one to the start of the next, unless {@code pace-below} operations (with the
+     * {@code inHand} it already took; at most a full batch) are waiting: the lane then starts at
+     * once, and it stops waiting as soon as that many arrive. A lane that was
+     * idle for the interval starts at once too, so pacing never delays a lone request; it only
+     * lets a lane that would otherwise commit back to back gather more per commit (docs/lanes.md,
+     * "Pacing").
+     */
+    private void pace(int inHand) {
+        long interval = config.batchIntervalMicros() * 1_000;
+        long now = System.nanoTime();
+        if (interval > 0) {
+            long wait = batchStartNanos + interval - now;
+            int enough = Math.min(config.paceBelow(), config.batchMax());
+            if (wait > 0 && inHand + queue.size() < enough) {
+                paced.incrementAndGet();
+                queue.awaitSize(enough - inHand, wait);
+                now = System.nanoTime();
+            }
+        }
+        batchStartNanos = now;
     }
 
     /** Fails whatever is still queued. Called by the lane as it ends, and by the engine after it. */

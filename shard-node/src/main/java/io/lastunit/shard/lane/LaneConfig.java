@@ -9,6 +9,13 @@ import java.util.List;
  * @param laneCount        single-writer lanes (threads, each with one connection per batch)
  * @param queueCapacity    operations waiting per lane; a full queue answers RESOURCE_EXHAUSTED
  * @param batchMax         operations decided and committed together in one transaction
+ * @param batchIntervalMicros while a lane stays busy, it starts its batches at least this far
+ *                         apart (0, the default: as soon as the last one is written), so that
+ *                         at moderate load one commit carries more operations (docs/lanes.md,
+ *                         "Pacing")
+ * @param paceBelow        a lane keeps that interval only while fewer operations than this
+ *                         (or than {@code batchMax}) wait for it: a full enough batch starts at
+ *                         once
  * @param redoMax          times a batch is decided again after the database refused the
  *                         cached view (stale counters, a key placed elsewhere) before its
  *                         operations fail with UNAVAILABLE
@@ -24,6 +31,8 @@ public record LaneConfig(
         int laneCount,
         int queueCapacity,
         int batchMax,
+        long batchIntervalMicros,
+        int paceBelow,
         int redoMax,
         int keyIndexMax,
         int sweepBatchMax,
@@ -33,7 +42,7 @@ public record LaneConfig(
         int defaultBucketsMax) {
 
     public static LaneConfig defaults() {
-        return new LaneConfig(4, 16_384, 512, 3, 1_000_000, 1_000, 50, 256, 1_024, 8);
+        return new LaneConfig(4, 16_384, 512, 0, 64, 3, 1_000_000, 1_000, 50, 256, 1_024, 8);
     }
 
     /** Buckets for a region's quota when CreateItem leaves bucket_count at 0. */
@@ -47,6 +56,8 @@ public record LaneConfig(
         check(problems, "laneCount", laneCount, 1, 256);
         check(problems, "queueCapacity", queueCapacity, 1, 1 << 22);
         check(problems, "batchMax", batchMax, 1, 10_000);
+        check(problems, "batchIntervalMicros", batchIntervalMicros, 0, 1_000_000);
+        check(problems, "paceBelow", paceBelow, 1, 10_000);
         check(problems, "redoMax", redoMax, 0, 100);
         check(problems, "keyIndexMax", keyIndexMax, 0, 100_000_000);
         check(problems, "sweepBatchMax", sweepBatchMax, 1, 100_000);

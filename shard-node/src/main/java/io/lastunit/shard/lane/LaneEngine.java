@@ -200,7 +200,7 @@ public final class LaneEngine implements AutoCloseable {
      *                            counters): nothing written, decided again statement by statement
      */
     public record Stats(long batches, long opsApplied, long redos, long transactions, long oneStatementBatches,
-                        long oneStatementRefusals, int queued) {
+                        long oneStatementRefusals, long paced, int queued) {
         public double meanBatch() {
             return batches == 0 ? 0 : (double) opsApplied / batches;
         }
@@ -213,6 +213,7 @@ public final class LaneEngine implements AutoCloseable {
         long t = 0;
         long one = 0;
         long refused = 0;
+        long paced = 0;
         int q = 0;
         for (Lane l : lanes) {
             b += l.batches.get();
@@ -221,9 +222,10 @@ public final class LaneEngine implements AutoCloseable {
             t += l.transactions.get();
             one += l.oneStatementBatches.get();
             refused += l.oneStatementRefusals.get();
+            paced += l.paced.get();
             q += l.depth();
         }
-        return new Stats(b, o, r, t, one, refused, q);
+        return new Stats(b, o, r, t, one, refused, paced, q);
     }
 
     /** Stops accepting work and waits (bounded) for the lanes to finish what they accepted. */

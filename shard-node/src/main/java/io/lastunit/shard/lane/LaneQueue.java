@@ -19,6 +19,10 @@ import java.util.concurrent.locks.LockSupport;
  * before it parks; a producer links its operation, then reads {@code sleeping}. Both are
  * volatile accesses, so at least one of the two sees the other: the lane finds the operation,
  * or the producer unparks it. Spurious wake-ups only cost a loop.
+ *
+ * <p>The same handshake serves {@link #awaitSize}, where the lane waits for a fuller batch: it
+ * sets {@code wakeAt} before {@code sleeping}, and a producer wakes it only once the queue holds
+ * that many operations, so a trickle of arrivals costs no wake-ups.
  */
 final class LaneQueue {
     private final ConcurrentLinkedQueue<Op> ops = new ConcurrentLinkedQueue<>();
@@ -27,6 +31,8 @@ final class LaneQueue {
     private final int capacity;
     private volatile Thread consumer;
     private volatile boolean sleeping;
+    /** How many queued operations wake a sleeping consumer: 1, or the count {@link #awaitSize} waits for. */
+    private volatile int wakeAt = 1;
 
     LaneQueue(int capacity) {
         if (capacity < 1) {
@@ -37,12 +43,13 @@ final class LaneQueue {
 
     /** Any thread. False when the queue is full; nothing was queued then. */
     boolean offer(Op op) {
-        if (size.incrementAndGet() > capacity) {
+        int n = size.incrementAndGet();
+        if (n > capacity) {
             size.decrementAndGet();
             return false;
         }
         ops.offer(op);
-        if (sleeping) {
+        if (sleeping && n >= wakeAt) {
             Thread t = consumer;
             if (t != null) {
                 LockSupport.unpark(t);
@@ -72,6 +79,33 @@ final class LaneQueue {
             throw new InterruptedException();
         }
         return take();
+    }
+
+    /**
+     * The consumer only: waits until at least {@code count} operations are queued, or until
+     * {@code nanos} have passed, whichever comes first. Returns at once if they are queued
+     * already; an interrupt ends the wait and stays set.
+     */
+    void awaitSize(int count, long nanos) {
+        if (size() >= count) {
+            return;
+        }
+        long deadline = System.nanoTime() + nanos;
+        consumer = Thread.currentThread();
+        wakeAt = Math.max(1, count);
+        sleeping = true;
+        try {
+            while (size() < count) { // an offer that missed "sleeping" counted its slot before this look
+                long left = deadline - System.nanoTime();
+                if (left <= 0 || Thread.currentThread().isInterrupted()) {
+                    return;
+                }
+                LockSupport.parkNanos(this, left);
+            }
+        } finally {
+            sleeping = false;
+            wakeAt = 1;
+        }
     }
 
     /** The consumer only: moves up to {@code max} operations into {@code to}; returns how many. */

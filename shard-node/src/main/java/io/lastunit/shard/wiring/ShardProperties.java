@@ -31,6 +31,8 @@ public class ShardProperties {
     private int lanes = LANES.laneCount();
     private int queueCapacity = LANES.queueCapacity();
     private int batchMax = LANES.batchMax();
+    private long batchIntervalMicros = LANES.batchIntervalMicros();
+    private int paceBelow = LANES.paceBelow();
     private int redoMax = LANES.redoMax();
     private int keyIndexMax = LANES.keyIndexMax();
     private int sweepBatchMax = LANES.sweepBatchMax();
@@ -68,7 +70,7 @@ public class ShardProperties {
         Limits limits = new Limits(tenantIdLengthMax, itemIdLengthMax, keyLengthMax, regionLengthMax,
                 reserveQuantityMax, itemTotalMax, perBuyerLimitMax, holdTtlMinMs, holdTtlMaxMs, holdTtlDefaultMs,
                 bucketCountMax, new LinkedHashSet<>(regions));
-        LaneConfig laneConfig = new LaneConfig(lanes, queueCapacity, batchMax, redoMax, keyIndexMax, sweepBatchMax,
+        LaneConfig laneConfig = new LaneConfig(lanes, queueCapacity, batchMax, batchIntervalMicros, paceBelow, redoMax, keyIndexMax, sweepBatchMax,
                 retryAfterMs, collapseBelow, unitsPerBucket, defaultBucketsMax);
         return new ShardConfig(id, host, port, new ShardConfig.Jdbc(jdbcUrl, jdbcUser, jdbcPassword, poolSize),
                 limits, laneConfig, Duration.ofMillis(sweepIntervalMs), sweepBucketsPerTickMax, readThreads,
@@ -112,6 +114,10 @@ public class ShardProperties {
     public void setQueueCapacity(int queueCapacity) { this.queueCapacity = queueCapacity; }
     public int getBatchMax() { return batchMax; }
     public void setBatchMax(int batchMax) { this.batchMax = batchMax; }
+    public long getBatchIntervalMicros() { return batchIntervalMicros; }
+    public void setBatchIntervalMicros(long v) { this.batchIntervalMicros = v; }
+    public int getPaceBelow() { return paceBelow; }
+    public void setPaceBelow(int v) { this.paceBelow = v; }
     public int getRedoMax() { return redoMax; }
     public void setRedoMax(int redoMax) { this.redoMax = redoMax; }
     public int getKeyIndexMax() { return keyIndexMax; }

@@ -20,6 +20,27 @@ class LaneQueueTest {
                 "fp", 0, new CompletableFuture<>());
     }
 
+    /**
+     * Starts a consumer that polls with a timeout of a minute, lets it park, offers op {@code i},
+     * and returns what the consumer took, waiting at most 10 s for it.
+     */
+    private static Op offerToAParkedPoll(LaneQueue q, int i) throws Exception {
+        CompletableFuture<Op> taken = new CompletableFuture<>();
+        Thread consumer = new Thread(() -> {
+            try {
+                taken.complete(q.poll(60, TimeUnit.SECONDS));
+            } catch (InterruptedException e) {
+                taken.completeExceptionally(e);
+            }
+        });
+        consumer.start();
+        Thread.sleep(100); // let it park
+        q.offer(op(i));
+        Op op = taken.get(10, TimeUnit.SECONDS);
+        consumer.join();
+        return op;
+    }
+
     @Test
     void refusesPastItsCapacity_andTakesAgainAfterADrain() throws Exception {
         LaneQueue q = new LaneQueue(3);
@@ -94,19 +115,46 @@ class LaneQueueTest {
     @Test
     void aSleepingConsumer_isWokenByAnOffer_longBeforeItsTimeout() throws Exception {
         LaneQueue q = new LaneQueue(10);
-        CompletableFuture<Op> taken = new CompletableFuture<>();
+        // Without the wake-up the consumer would sleep its 60 s and this would time out.
+        assertThat(offerToAParkedPoll(q, 1)).isNotNull();
+    }
+
+    @Test
+    void awaitSize_sleepsThroughFewerOffers_andWakesAtTheCount() throws Exception {
+        LaneQueue q = new LaneQueue(10);
+        CompletableFuture<Integer> woke = new CompletableFuture<>();
         Thread consumer = new Thread(() -> {
-            try {
-                taken.complete(q.poll(60, TimeUnit.SECONDS));
-            } catch (InterruptedException e) {
-                taken.completeExceptionally(e);
-            }
+            q.awaitSize(3, TimeUnit.SECONDS.toNanos(60));
+            woke.complete(q.size());
         });
         consumer.start();
         Thread.sleep(100); // let it park
         q.offer(op(1));
-        // Without the wake-up the consumer would sleep its 60 s and this would time out.
-        assertThat(taken.get(10, TimeUnit.SECONDS)).isNotNull();
+        q.offer(op(2));
+        Thread.sleep(200);
+        assertThat(woke).isNotDone(); // two of three: still waiting, its deadline a minute away
+        q.offer(op(3));
+        // Woken by the third offer; without the wake-up it would sleep its 60 s and this would time out.
+        assertThat(woke.get(10, TimeUnit.SECONDS)).isEqualTo(3);
         consumer.join();
+    }
+
+    @Test
+    void awaitSize_returnsAtItsDeadline_orAtOnceWhenTheCountIsQueued() throws Exception {
+        LaneQueue q = new LaneQueue(10);
+        long start = System.nanoTime();
+        q.awaitSize(2, TimeUnit.MILLISECONDS.toNanos(50));
+        assertThat(System.nanoTime() - start).isGreaterThanOrEqualTo(TimeUnit.MILLISECONDS.toNanos(50));
+        assertThat(q.size()).isZero();
+
+        q.offer(op(1));
+        q.offer(op(2));
+        CompletableFuture<Void> returned = CompletableFuture.runAsync(() -> q.awaitSize(2, TimeUnit.SECONDS.toNanos(60)));
+        returned.get(10, TimeUnit.SECONDS); // two queued already: no wait for the minute
+
+        // After an awaitSize, a plain poll is woken by a single offer again.
+        List<Op> got = new ArrayList<>();
+        q.drainTo(got, 10);
+        assertThat(offerToAParkedPoll(q, 3)).isNotNull();
     }
 }
