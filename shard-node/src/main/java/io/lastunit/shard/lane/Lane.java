@@ -204,10 +204,9 @@ final class Lane implements Runnable {
      * Keeps a busy lane's batches at least {@code batch-interval-micros} apart, measured from
      * the start of one to the start of the next, unless {@code pace-below} operations (with the
      * {@code inHand} it already took; at most a full batch) are waiting: the lane then starts at
-     * once, and it stops waiting as soon as that many arrive. A lane that was
-     * idle for the interval starts at once too, so pacing never delays a lone request; it only
-     * lets a lane that would otherwise commit back to back gather more per commit (docs/lanes.md,
-     * "Pacing").
+     * once, and it stops waiting as soon as that many arrive. A lane that was idle for the
+     * interval starts at once too, so pacing never delays a lone request; it only lets a lane
+     * that would otherwise commit back to back gather more per commit (docs/lanes.md, "Pacing").
      */
     private void pace(int inHand) {
         long interval = config.batchIntervalMicros() * 1_000;

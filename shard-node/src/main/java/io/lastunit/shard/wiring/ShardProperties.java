@@ -70,8 +70,8 @@ public class ShardProperties {
         Limits limits = new Limits(tenantIdLengthMax, itemIdLengthMax, keyLengthMax, regionLengthMax,
                 reserveQuantityMax, itemTotalMax, perBuyerLimitMax, holdTtlMinMs, holdTtlMaxMs, holdTtlDefaultMs,
                 bucketCountMax, new LinkedHashSet<>(regions));
-        LaneConfig laneConfig = new LaneConfig(lanes, queueCapacity, batchMax, batchIntervalMicros, paceBelow, redoMax, keyIndexMax, sweepBatchMax,
-                retryAfterMs, collapseBelow, unitsPerBucket, defaultBucketsMax);
+        LaneConfig laneConfig = new LaneConfig(lanes, queueCapacity, batchMax, batchIntervalMicros, paceBelow, redoMax,
+                keyIndexMax, sweepBatchMax, retryAfterMs, collapseBelow, unitsPerBucket, defaultBucketsMax);
         return new ShardConfig(id, host, port, new ShardConfig.Jdbc(jdbcUrl, jdbcUser, jdbcPassword, poolSize),
                 limits, laneConfig, Duration.ofMillis(sweepIntervalMs), sweepBucketsPerTickMax, readThreads,
                 readQueueCapacity, new ShardConfig.Topology(zookeeper, namespace, advertisedAddress,
