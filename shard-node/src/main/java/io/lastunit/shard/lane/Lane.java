@@ -91,6 +91,8 @@ final class Lane implements Runnable {
     final AtomicLong oneStatementRefusals = new AtomicLong();
     /** Batches that waited for the batch interval before they started ({@link #pace}). */
     final AtomicLong paced = new AtomicLong();
+    /** Buckets loaded whole into the cache: the row and the bucket's idempotency keys. */
+    final AtomicLong bucketLoads = new AtomicLong();
 
     Lane(int index, LaneEngine engine, DataSource dataSource, LaneStore store, ItemStore items, LaneConfig config,
          Limits limits, InstantSource clock) {
@@ -427,6 +429,7 @@ final class Lane implements Runnable {
             return b;
         }
         b = new BucketState(key, item, config.keyIndexMax());
+        bucketLoads.incrementAndGet();
         b.setCounters(row.allotment(), row.available(), row.held(), row.sold());
         b.earliestDueMicros = loaded.earliestDueMicros();
         List<String> keys = store.bucketKeys(c, key.tenantId(), key.itemId(), key.bucketNo(), config.keyIndexMax());
@@ -621,12 +624,18 @@ final class Lane implements Runnable {
                 throw e;
             }
         } catch (SQLException e) {
-            buckets.remove(k);
+            boolean lockWait = LOCK_NOT_AVAILABLE.equals(e.getSQLState());
+            if (!lockWait) {
+                // It may have failed after it changed the route, or in the commit: reload bucket 0.
+                // A lock wait gives up in collapseBuckets, before anything here or in the
+                // database changed, so bucket 0's cached row and keys are still exact.
+                buckets.remove(k);
+            }
             ItemRoute route = engine.route(k.tenantId(), k.itemId());
             if (route != null) {
                 route.collapsing.set(false); // try again after a later batch
             }
-            if (LOCK_NOT_AVAILABLE.equals(e.getSQLState())) {
+            if (lockWait) {
                 log.info("lane {}: collapse of {} gave up after waiting {} ms for a bucket row; tried again after"
                         + " a later batch", index, k, COLLAPSE_LOCK_TIMEOUT_MILLIS);
             } else {

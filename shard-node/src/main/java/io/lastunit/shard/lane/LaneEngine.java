@@ -198,9 +198,11 @@ public final class LaneEngine implements AutoCloseable {
      *                            committed as one statement
      * @param oneStatementRefusals one-statement batches the database refused (a key in use, stale
      *                            counters): nothing written, decided again statement by statement
+     * @param paced               batches that waited for the batch interval (docs/lanes.md, "Pacing")
+     * @param bucketLoads         buckets loaded whole into a lane's cache: the row and its keys
      */
     public record Stats(long batches, long opsApplied, long redos, long transactions, long oneStatementBatches,
-                        long oneStatementRefusals, long paced, int queued) {
+                        long oneStatementRefusals, long paced, long bucketLoads, int queued) {
         public double meanBatch() {
             return batches == 0 ? 0 : (double) opsApplied / batches;
         }
@@ -214,6 +216,7 @@ public final class LaneEngine implements AutoCloseable {
         long one = 0;
         long refused = 0;
         long paced = 0;
+        long loads = 0;
         int q = 0;
         for (Lane l : lanes) {
             b += l.batches.get();
@@ -223,9 +226,10 @@ public final class LaneEngine implements AutoCloseable {
             one += l.oneStatementBatches.get();
             refused += l.oneStatementRefusals.get();
             paced += l.paced.get();
+            loads += l.bucketLoads.get();
             q += l.depth();
         }
-        return new Stats(b, o, r, t, one, refused, paced, q);
+        return new Stats(b, o, r, t, one, refused, paced, loads, q);
     }
 
     /** Stops accepting work and waits (bounded) for the lanes to finish what they accepted. */

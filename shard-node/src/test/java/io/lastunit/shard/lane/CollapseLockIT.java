@@ -102,4 +102,58 @@ class CollapseLockIT {
             assertThat(shard.checkInvariants().getDriftsList()).isEmpty();
         }
     }
+
+    private static ReserveRequest keep(String key) {
+        return ReserveRequest.newBuilder().setTenantId("acme").setItemId("keep").setQuantity(1)
+                .setIdempotencyKey(key).setBuyerId("b-" + key).setRegion("local").build();
+    }
+
+    /** A key that the item's open buckets send to bucket 0, starting the search at {@code from}. */
+    private static String keyForBucket0(LaneEngine engine, String item, int from) {
+        ItemRoute route = engine.route("acme", item);
+        for (int i = from; ; i++) {
+            if (route.bucketFor("k0-" + i) == 0) {
+                return "k0-" + i;
+            }
+        }
+    }
+
+    @Test
+    void aCollapseThatGivesUpOnALock_keepsBucket0Cached() throws Exception {
+        try (ShardNodeHarness shard = new ShardNodeHarness(PG, Map.of("lastunit.shard.collapse-below", 8)).start()) {
+            shard.blocking().createItem(CreateItemRequest.newBuilder().setTenantId("acme").setItemId("keep")
+                    .setTotal(40).setHomeRegion("local").setBucketCount(4).build());
+            LaneEngine engine = shard.node().engine();
+            // The engine learns the item's route when a lane first loads one of its buckets.
+            assertThat(shard.blocking().reserve(keep("warm")).getOutcome()).isEqualTo(ReserveOutcome.RESERVED);
+            String first = keyForBucket0(engine, "keep", 0);
+            assertThat(shard.blocking().reserve(keep(first)).getOutcome()).isEqualTo(ReserveOutcome.RESERVED);
+            long loads = engine.stats().bucketLoads();
+            try (Connection other = shard.node().dataSource().getConnection()) {
+                try (PreparedStatement lock = other.prepareStatement("SELECT available FROM buckets"
+                        + " WHERE tenant_id = 'acme' AND item_id = 'keep' AND bucket_no = 2 FOR UPDATE")) {
+                    lock.executeQuery().close();
+                }
+                ExecutionException gaveUp = catchThrowableOfType(ExecutionException.class,
+                        () -> engine.collapse("acme", "keep").get(10, TimeUnit.SECONDS));
+                assertThat(((SQLException) gaveUp.getCause()).getSQLState()).isEqualTo("55P03");
+                other.rollback();
+            }
+            // Nothing changed, so bucket 0 answers from its cache: no reload of its row and keys.
+            String second = keyForBucket0(engine, "keep", Integer.parseInt(first.substring(3)) + 1);
+            assertThat(shard.blocking().reserve(keep(second)).getOutcome()).isEqualTo(ReserveOutcome.RESERVED);
+            assertThat(engine.stats().bucketLoads()).isEqualTo(loads);
+            // The cached key set is still right: the first key again is its hold, not a new one.
+            assertThat(shard.blocking().reserve(keep(first)).getOutcome()).isEqualTo(ReserveOutcome.RESERVED);
+            assertThat(shard.checkInvariants().getDriftsList()).isEmpty();
+            try (Connection c = shard.node().dataSource().getConnection();
+                 PreparedStatement ps = c.prepareStatement("SELECT count(*) FROM holds WHERE tenant_id = 'acme'"
+                         + " AND item_id = 'keep'");
+                 ResultSet rs = ps.executeQuery()) {
+                rs.next();
+                assertThat(rs.getLong(1)).isEqualTo(3);
+                c.rollback();
+            }
+        }
+    }
 }
