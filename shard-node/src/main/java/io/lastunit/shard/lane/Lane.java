@@ -627,8 +627,9 @@ final class Lane implements Runnable {
             boolean lockWait = LOCK_NOT_AVAILABLE.equals(e.getSQLState());
             if (!lockWait) {
                 // It may have failed after it changed the route, or in the commit: reload bucket 0.
-                // A lock wait gives up in collapseBuckets, before anything here or in the
-                // database changed, so bucket 0's cached row and keys are still exact.
+                // A lock wait (the transaction's lock_timeout) can only end a statement that runs
+                // before the route is touched, and the rollback undoes the database's side, so
+                // bucket 0's cached row and keys are still exact.
                 buckets.remove(k);
             }
             ItemRoute route = engine.route(k.tenantId(), k.itemId());
