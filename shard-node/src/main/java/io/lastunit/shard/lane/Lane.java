@@ -212,17 +212,16 @@ final class Lane implements Runnable {
      */
     private void pace(int inHand) {
         long interval = config.batchIntervalMicros() * 1_000;
-        long now = System.nanoTime();
-        if (interval > 0) {
-            long wait = batchStartNanos + interval - now;
-            int enough = Math.min(config.paceBelow(), config.batchMax());
-            if (wait > 0 && inHand + queue.size() < enough) {
-                paced.incrementAndGet();
-                queue.awaitSize(enough - inHand, wait);
-                now = System.nanoTime();
-            }
+        if (interval == 0) {
+            return; // pacing off (the default): nothing to wait for, nothing to remember
         }
-        batchStartNanos = now;
+        long wait = batchStartNanos + interval - System.nanoTime();
+        int enough = Math.min(config.paceBelow(), config.batchMax());
+        if (wait > 0 && inHand + queue.size() < enough) {
+            paced.incrementAndGet();
+            queue.awaitSize(enough - inHand, wait);
+        }
+        batchStartNanos = System.nanoTime();
     }
 
     /** Fails whatever is still queued. Called by the lane as it ends, and by the engine after it. */

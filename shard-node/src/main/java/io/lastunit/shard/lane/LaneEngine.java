@@ -192,8 +192,9 @@ public final class LaneEngine implements AutoCloseable {
         }
     });
 
-    /** Counters for operators and benchmarks. */
     /**
+     * Counters for operators and benchmarks, summed over the lanes.
+     *
      * @param oneStatementBatches of {@code transactions}, batches of new holds alone, written and
      *                            committed as one statement
      * @param oneStatementRefusals one-statement batches the database refused (a key in use, stale
