@@ -124,11 +124,16 @@ class RegionsFlashSaleIT {
                 Duration.ofMillis(200), Duration.ofSeconds(10), 0).start();
 
         // Checkpoints while the sale runs: each shard's own ledger exactly, and the cross-shard
-        // invariant with drift counted only when it persists over two checks in a row.
+        // invariant with drift counted only when it persists over three checks in a row. One check
+        // reads the shards one after another, so a transfer step committing in between reads as a
+        // drift of its quantity; with the balancer moving stock every 200 ms, two such torn reads
+        // in a row happened on a slow host (the second caught a transfer of 112 units between its
+        // steps, a transfer that took 87 ms; the sale still sold exactly the total). Units really
+        // lost would drift in every later check and in the exact check after the sale.
         List<String> checkpointFailures = new CopyOnWriteArrayList<>();
         AtomicInteger checkpoints = new AtomicInteger();
         CrossShardChecker cross = checker();
-        DriftTracker drifts = new DriftTracker(2);
+        DriftTracker drifts = new DriftTracker(3);
         Thread watcher = new Thread(() -> {
             while (!Thread.currentThread().isInterrupted()) {
                 try {
