@@ -17,12 +17,14 @@ import java.util.concurrent.TimeUnit;
  * after the channel on it (register it with the {@code Closer} first).
  */
 final class ClientLoop implements AutoCloseable {
+    private static final boolean EPOLL = Epoll.isAvailable();
+
     final EventLoopGroup group = new MultiThreadIoEventLoopGroup(1, new DefaultThreadFactory("flash-sale-client", true),
-            Epoll.isAvailable() ? EpollIoHandler.newFactory() : NioIoHandler.newFactory());
+            EPOLL ? EpollIoHandler.newFactory() : NioIoHandler.newFactory());
 
     /** The socket channel class that goes with {@link #group}. */
     static Class<? extends SocketChannel> channelType() {
-        return Epoll.isAvailable() ? EpollSocketChannel.class : NioSocketChannel.class;
+        return EPOLL ? EpollSocketChannel.class : NioSocketChannel.class;
     }
 
     @Override

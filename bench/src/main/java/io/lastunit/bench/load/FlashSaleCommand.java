@@ -217,7 +217,7 @@ public final class FlashSaleCommand implements Callable<Integer> {
         md.put(Metadata.Key.of("authorization", Metadata.ASCII_STRING_MARSHALLER), "Bearer " + token());
         // The buyers' connection has an event loop of its own, as a client in its own process would.
         // On gRPC's shared loops it could land on the thread that also serves the router's end of the
-        // same connection (with a local platform, one JVM), which then did both ends' work, about
+        // same connection (with a local platform, one JVM), which then did both ends' work: up to
         // three quarters of a core at 12,000 Reserves/s.
         EventLoopGroup clientLoop = closer.add(new ClientLoop()).group;
         // The driver retries by its own rules (Outcomes), so gRPC's transparent retry is off.
