@@ -13,6 +13,7 @@ import io.lastunit.api.inventory.v1.ReserveResponse;
 import io.lastunit.api.shard.v1.CompleteTransferRequest;
 import io.lastunit.api.shard.v1.ItemLevel;
 import io.lastunit.api.shard.v1.ListLevelsRequest;
+import io.lastunit.api.shard.v1.ListLevelsResponse;
 import io.lastunit.api.shard.v1.ListTransfersRequest;
 import io.lastunit.api.shard.v1.ShardServiceGrpc;
 import io.lastunit.api.shard.v1.Transfer;
@@ -21,7 +22,11 @@ import io.lastunit.api.shard.v1.TransferInRequest;
 import io.lastunit.api.shard.v1.TransferOutRequest;
 import io.lastunit.api.shard.v1.TransferState;
 import io.lastunit.common.GrpcErrors;
+import io.lastunit.shard.grpc.ShardGrpcService;
 import io.lastunit.testkit.PostgresFixture;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.Statement;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterAll;
@@ -129,6 +134,58 @@ class TransferIT {
         assertThat(api(local).listTransfers(ListTransfersRequest.newBuilder().addTransferIds("t-2").build())
                 .getTransfersCount()).isZero();
         assertThat(level(local, "lamp").getAvailable() + level(eu, "lamp").getAvailable()).isEqualTo(100);
+        assertLedgers();
+    }
+
+    @Test
+    void listLevelsWithAWindow_answersTheLevelsAndTheirTransferRecords_fromOneSnapshot() throws Exception {
+        createTwoRegionItem("kettle", 50, 50);
+        TransferOutRequest out = TransferOutRequest.newBuilder().setTenantId("acme").setItemId("kettle")
+                .setPeerShardId("shard-eu").setMaxQuantity(5).setMinQuantity(5).build();
+        api(local).transferOut(out.toBuilder().setTransferId("k-pending").build());
+        api(local).transferOut(out.toBuilder().setTransferId("k-old-done").build());
+        api(local).transferOut(out.toBuilder().setTransferId("k-old-completed-now").build());
+        api(local).transferOut(out.toBuilder().setTransferId("k-done-now").build());
+        api(local).completeTransfer(CompleteTransferRequest.newBuilder().setTransferId("k-done-now").build());
+        api(local).completeTransfer(CompleteTransferRequest.newBuilder().setTransferId("k-old-done").build());
+        try (Connection c = DriverManager.getConnection(PG.jdbcUrl(), PG.user(), PG.password());
+                Statement st = c.createStatement()) {
+            // Aged by hand: created an hour ago, and one of them completed an hour ago too.
+            st.executeUpdate("UPDATE transfers SET created_at = now() - interval '1 hour'"
+                    + " WHERE transfer_id IN ('k-old-done', 'k-old-completed-now', 'k-pending')");
+            st.executeUpdate("UPDATE transfers SET done_at = now() - interval '1 hour'"
+                    + " WHERE transfer_id = 'k-old-done'");
+        }
+        api(local).completeTransfer(CompleteTransferRequest.newBuilder().setTransferId("k-old-completed-now").build());
+
+        long before = System.currentTimeMillis();
+        ListLevelsResponse snap = api(local).listLevels(ListLevelsRequest.newBuilder().setTenantId("acme")
+                .setItemId("kettle").setTransferWindowMs(30_000).build());
+        long after = System.currentTimeMillis();
+        assertThat(snap.getItems(0).getAllotment()).isEqualTo(30);
+        assertThat(snap.getItems(0).getTransferredOut()).isEqualTo(20);
+        // PENDING whatever its age, created in the window, completed in the window; not the one
+        // created and completed before the window.
+        assertThat(snap.getTransfersList()).extracting(Transfer::getTransferId)
+                .containsExactlyInAnyOrder("k-pending", "k-old-completed-now", "k-done-now");
+        assertThat(snap.getTransfersTruncated()).isFalse();
+        // The window's start, by the database's clock (the same machine's here), in whole ms.
+        assertThat(snap.getTransfersSinceMs()).isBetween(before - 30_000 - 5_000, after - 30_000 + 5_000);
+        Transfer aged = api(local).listTransfers(ListTransfersRequest.newBuilder().addTransferIds("k-old-done")
+                .build()).getTransfers(0);
+        assertThat(aged.getCreatedAtMs()).isLessThan(snap.getTransfersSinceMs());
+
+        // Without a window: the levels alone, as before.
+        ListLevelsResponse plain = api(local).listLevels(ListLevelsRequest.newBuilder().setTenantId("acme")
+                .setItemId("kettle").build());
+        assertThat(plain.getTransfersCount()).isZero();
+        assertThat(plain.getTransfersSinceMs()).isZero();
+        assertThat(plain.getItems(0).getAllotment()).isEqualTo(30);
+
+        assertRefused(() -> api(local).listLevels(ListLevelsRequest.newBuilder().setTransferWindowMs(-1).build()),
+                "transfer_window_ms");
+        assertRefused(() -> api(local).listLevels(ListLevelsRequest.newBuilder()
+                .setTransferWindowMs(ShardGrpcService.TRANSFER_WINDOW_MS_MAX + 1).build()), "transfer_window_ms");
         assertLedgers();
     }
 

@@ -3,45 +3,46 @@ package io.lastunit.common.invariant;
 import com.google.common.util.concurrent.ListenableFuture;
 import io.grpc.Channel;
 import io.grpc.Status;
-import io.lastunit.api.shard.v1.ItemLevel;
 import io.lastunit.api.shard.v1.ListLevelsRequest;
 import io.lastunit.api.shard.v1.ListLevelsResponse;
 import io.lastunit.api.shard.v1.ListTransfersRequest;
 import io.lastunit.api.shard.v1.ListTransfersResponse;
 import io.lastunit.api.shard.v1.ShardServiceGrpc;
-import io.lastunit.api.shard.v1.Transfer;
-import io.lastunit.api.shard.v1.TransferDirection;
-import io.lastunit.api.shard.v1.TransferState;
 import io.lastunit.api.topology.v1.Cell;
 import io.lastunit.api.topology.v1.ShardInfo;
 import io.lastunit.common.topology.Topology;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
-import java.util.Set;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.function.Function;
 
 /**
- * Checks the item invariant across shards (DESIGN §1) over the internal shard API, cell by cell:
- * the PENDING OUT records of every shard of the cell ({@code ListTransfers}), the levels of every
- * item ({@code ListLevels}), then, at each record's target, whether the IN record is there
- * ({@code ListTransfers} by id), and {@link CrossShardInvariant} over the lot. The balancer runs
- * it on a schedule; {@code admin check} can run it on demand with its own channels.
+ * Checks the item invariant across shards (DESIGN §1) over the internal shard API, cell by cell.
+ * Each shard of the cell answers one ListLevels with its levels and its transfer records read in
+ * one snapshot (every PENDING record and those of the last {@link #TRANSFER_WINDOW}); the
+ * {@link TransferMatcher} then counts each transfer whose OUT and IN records the snapshots did not
+ * see together as in flight, asking a shard by id (ListTransfers) for a side its snapshot did not
+ * list, and {@link CrossShardInvariant} sums the lot. One check is therefore exact although the
+ * shards are read at different moments: a transfer step committing between two reads no longer
+ * shows up as a drift. The balancer runs it on a schedule; {@code admin check} can run it on
+ * demand with its own channels.
  *
  * <p>A cell is checked only when every one of its shards answered every call; otherwise it is
  * reported as a problem and none of its items is judged (a missing shard would look like lost
  * stock). Items of tenants that now live in another cell (left behind by a move) are skipped.
  *
- * <p>Hazards: one check is not an atomic cut across databases; see {@link DriftTracker}. And a
- * shard answers at most its oldest 10,000 PENDING records per call: with more in flight than that
- * (a balancer stalled for long), the rest count as missing units until recovery catches up.
+ * <p>Hazards: a shard lists at most 10,000 records per snapshot; with more PENDING records or
+ * more transfers in the window than that (a balancer stalled for long, or moving stock faster
+ * than 300 transfers a second per shard), the cell is reported as not checked. A transfer step
+ * whose transaction lasts longer than the window could be counted on the wrong side of a
+ * snapshot, and snapshots taken more than {@link #SNAPSHOT_SPREAD_MAX} apart are not judged;
+ * {@link DriftTracker} still asks for a drift to persist before anyone is alerted.
  *
  * <p>Thread-safe if the channel function is; blocking (one call per shard at a time, in
  * parallel across shards, each under {@code callTimeout}). Holds no channels of its own.
@@ -49,6 +50,16 @@ import java.util.function.Function;
 public final class CrossShardChecker {
     /** Most transfer ids asked of one shard in one ListTransfers call. */
     public static final int IDS_PER_CALL_MAX = 500;
+    /**
+     * How far back each snapshot lists transfer records: far longer than a transfer step's
+     * transaction, short enough that a busy balancer's records fit in one answer.
+     */
+    public static final Duration TRANSFER_WINDOW = Duration.ofSeconds(30);
+    /**
+     * Longest time from asking the first shard for its snapshot to the last answer: two snapshots
+     * must lie well within one window of each other (see {@link TransferMatcher}).
+     */
+    public static final Duration SNAPSHOT_SPREAD_MAX = TRANSFER_WINDOW.dividedBy(2);
 
     private final Function<String, Channel> channels;
     private final Duration callTimeout;
@@ -83,80 +94,45 @@ public final class CrossShardChecker {
     public CrossShardReport checkCell(Topology topology, String cell) throws InterruptedException {
         List<ShardInfo> shards = topology.shards(cell);
         List<String> problems = new ArrayList<>();
-        Map<ShardInfo, ListTransfersResponse> pendingByShard =
-                ask(shards, s -> stub(s).listTransfers(ListTransfersRequest.getDefaultInstance()), problems);
-        Map<ShardInfo, ListLevelsResponse> levelsByShard =
-                ask(shards, s -> stub(s).listLevels(ListLevelsRequest.getDefaultInstance()), problems);
+        ListLevelsRequest snapshot = ListLevelsRequest.newBuilder()
+                .setTransferWindowMs(TRANSFER_WINDOW.toMillis()).build();
+        long started = System.nanoTime();
+        Map<ShardInfo, ListLevelsResponse> snapshots = ask(shards, s -> stub(s).listLevels(snapshot), problems);
+        long spreadMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - started);
+        if (spreadMs > SNAPSHOT_SPREAD_MAX.toMillis()) {
+            problems.add("the shards' snapshots took " + spreadMs + " ms, more than the "
+                    + SNAPSHOT_SPREAD_MAX.toMillis() + " ms within which the matcher can tell their order");
+        }
+        Map<String, ShardInfo> byId = new LinkedHashMap<>();
+        for (Map.Entry<ShardInfo, ListLevelsResponse> e : snapshots.entrySet()) {
+            byId.put(e.getKey().getShardId(), e.getKey());
+            if (!e.getValue().getShardId().equals(e.getKey().getShardId())) {
+                problems.add("shard " + e.getKey().getShardId() + " at " + e.getKey().getAddress()
+                        + " answered as shard " + e.getValue().getShardId());
+            }
+        }
         if (!problems.isEmpty()) {
             return unchecked(cell, problems);
         }
-        List<Transfer> pendingOut = new ArrayList<>();
-        Map<String, ShardInfo> sourceOf = new LinkedHashMap<>();
-        for (Map.Entry<ShardInfo, ListTransfersResponse> e : pendingByShard.entrySet()) {
-            for (Transfer t : e.getValue().getTransfersList()) {
-                if (t.getDirection() == TransferDirection.OUT && t.getState() == TransferState.PENDING
-                        && inCell(topology, t.getTenantId(), cell)) {
-                    pendingOut.add(t);
-                    sourceOf.put(t.getTransferId(), e.getKey());
-                }
-            }
+        TransferMatcher.Result matched = TransferMatcher.match(snapshots.values(), t -> inCell(topology, t, cell),
+                (shardId, ids) -> {
+                    List<String> failed = new ArrayList<>();
+                    ListTransfersRequest req = ListTransfersRequest.newBuilder().addAllTransferIds(ids).build();
+                    Map<ShardInfo, ListTransfersResponse> answer = ask(List.of(byId.get(shardId)),
+                            s -> stub(s).listTransfers(req), failed);
+                    if (!failed.isEmpty()) {
+                        throw new TransferMatcher.LookupFailed(failed.get(0));
+                    }
+                    return answer.values().iterator().next().getTransfersList();
+                });
+        if (!matched.problems().isEmpty()) {
+            return unchecked(cell, matched.problems());
         }
-        Set<String> credited = creditedAtPeers(topology, pendingOut, problems);
-        if (!problems.isEmpty()) {
-            return unchecked(cell, problems);
-        }
-        List<ItemLevel> levels = new ArrayList<>();
-        for (ListLevelsResponse r : levelsByShard.values()) {
-            for (ItemLevel l : r.getItemsList()) {
-                if (inCell(topology, l.getTenantId(), cell)) {
-                    levels.add(l);
-                }
-            }
-        }
-        List<PendingTransfer> pending = new ArrayList<>();
-        for (Transfer t : pendingOut) {
-            pending.add(new PendingTransfer(t.getTransferId(), new ItemKey(t.getTenantId(), t.getItemId()),
-                    sourceOf.get(t.getTransferId()).getShardId(), t.getPeerShardId(), t.getQuantity(),
-                    credited.contains(t.getTransferId())));
-        }
-        return new CrossShardReport(List.of(cell), CrossShardInvariant.balances(levels, pending), List.of());
+        return new CrossShardReport(List.of(cell), matched.balances(), List.of());
     }
 
     private static boolean inCell(Topology topology, String tenant, String cell) {
         return topology.cellOf(tenant).equals(cell);
-    }
-
-    /** Ids of the pending records whose target holds the IN record. */
-    private Set<String> creditedAtPeers(Topology topology, List<Transfer> pendingOut, List<String> problems)
-            throws InterruptedException {
-        Map<ShardInfo, List<String>> idsByPeer = new LinkedHashMap<>();
-        for (Transfer t : pendingOut) {
-            ShardInfo peer = topology.shard(t.getPeerShardId()).orElse(null);
-            if (peer == null) {
-                problems.add("transfer " + t.getTransferId() + " of " + t.getTenantId() + "/" + t.getItemId()
-                        + " names target shard " + t.getPeerShardId() + ", which the topology does not know");
-                continue;
-            }
-            idsByPeer.computeIfAbsent(peer, p -> new ArrayList<>()).add(t.getTransferId());
-        }
-        Set<String> credited = new HashSet<>();
-        for (Map.Entry<ShardInfo, List<String>> e : idsByPeer.entrySet()) {
-            List<String> ids = e.getValue();
-            for (int from = 0; from < ids.size(); from += IDS_PER_CALL_MAX) {
-                ListTransfersRequest req = ListTransfersRequest.newBuilder()
-                        .addAllTransferIds(ids.subList(from, Math.min(ids.size(), from + IDS_PER_CALL_MAX))).build();
-                Map<ShardInfo, ListTransfersResponse> answer = ask(List.of(e.getKey()),
-                        s -> stub(s).listTransfers(req), problems);
-                for (ListTransfersResponse r : answer.values()) {
-                    for (Transfer t : r.getTransfersList()) {
-                        if (t.getDirection() == TransferDirection.IN) {
-                            credited.add(t.getTransferId());
-                        }
-                    }
-                }
-            }
-        }
-        return credited;
     }
 
     private ShardServiceGrpc.ShardServiceFutureStub stub(ShardInfo shard) {

@@ -3,19 +3,22 @@ package io.lastunit.common.invariant;
 import java.util.Objects;
 
 /**
- * A PENDING OUT transfer record as its source shard holds it, and whether the target shard
- * already holds the IN record with the same id (DESIGN §7). Such a transfer's units are in
- * flight until step 2 has committed: taken from the source's allotment, not yet in the
- * target's. Immutable.
+ * One transfer (DESIGN §7) as the snapshots of one check saw it: whether the snapshot of its
+ * source shard holds the OUT record (step 1: units taken from the source's allotment) and
+ * whether the snapshot of its target holds the IN record (step 2: units credited to the
+ * target's). Such a transfer's units are in flight between the snapshots: taken and not yet
+ * credited as read (+quantity), or credited where the source was read before it took them
+ * (-quantity, possible because the shards are read at slightly different moments). Immutable.
  *
  * @param transferId  the id both records share
  * @param sourceShard the shard holding the OUT record
  * @param targetShard the OUT record's peer
  * @param quantity    units the OUT record took, >= 1
- * @param inAtPeer    the target holds the IN record (step 2 committed, step 3 not yet)
+ * @param outSeen     the source's snapshot holds the OUT record
+ * @param inSeen      the target's snapshot holds the matching IN record
  */
 public record PendingTransfer(String transferId, ItemKey item, String sourceShard, String targetShard, long quantity,
-        boolean inAtPeer) {
+        boolean outSeen, boolean inSeen) {
 
     public PendingTransfer {
         Objects.requireNonNull(transferId, "transferId");
@@ -25,8 +28,17 @@ public record PendingTransfer(String transferId, ItemKey item, String sourceShar
         }
     }
 
-    /** Units of this record that no shard's allotment holds right now. */
+    /**
+     * A PENDING OUT record its source holds, and whether the target holds the IN record: the
+     * view of one consistent cut, where the OUT side is always seen.
+     */
+    public PendingTransfer(String transferId, ItemKey item, String sourceShard, String targetShard, long quantity,
+            boolean inAtPeer) {
+        this(transferId, item, sourceShard, targetShard, quantity, true, inAtPeer);
+    }
+
+    /** Units of this transfer that no snapshot's allotment holds (negative: held twice). */
     public long inFlight() {
-        return inAtPeer ? 0 : quantity;
+        return (outSeen ? quantity : 0) - (inSeen ? quantity : 0);
     }
 }

@@ -51,6 +51,8 @@ public final class ShardGrpcService extends ShardServiceGrpc.ShardServiceImplBas
     public static final int TRANSFER_ID_LENGTH_MAX = 64;
     /** Most records one ListTransfers answers. */
     public static final int LIST_TRANSFERS_MAX = 10_000;
+    /** Longest window of transfer records a ListLevels snapshot may ask for: one hour. */
+    public static final long TRANSFER_WINDOW_MS_MAX = 3_600_000;
     private static final Logger log = LoggerFactory.getLogger(ShardGrpcService.class);
 
     private final RequestValidator validator;
@@ -133,12 +135,22 @@ public final class ShardGrpcService extends ShardServiceGrpc.ShardServiceImplBas
     public void listLevels(ListLevelsRequest request, StreamObserver<ListLevelsResponse> out) {
         try {
             filter(request.getTenantId(), request.getItemId());
+            long window = request.getTransferWindowMs();
+            if (window < 0 || window > TRANSFER_WINDOW_MS_MAX) {
+                throw Failure.invalid("transfer_window_ms", "is " + window + ", must be 0 (levels only) or within [1, "
+                        + TRANSFER_WINDOW_MS_MAX + "]");
+            }
             String here = region.get();
-            Replies.send(reads.submit(c -> transfers.levels(c, request.getTenantId(), request.getItemId())), rows -> {
+            Replies.send(reads.submit(c -> transfers.snapshot(c, request.getTenantId(), request.getItemId(), window,
+                    LIST_TRANSFERS_MAX)), snap -> {
                 ListLevelsResponse.Builder b = ListLevelsResponse.newBuilder().setShardId(shardId).setRegion(here);
-                for (ItemLevel.Builder l : rows) {
+                for (ItemLevel.Builder l : snap.levels()) {
                     long[] demand = engine.demand(l.getTenantId(), l.getItemId());
                     b.addItems(l.setRegion(here).setReserves(demand[0]).setSoldOuts(demand[1]));
+                }
+                if (window > 0) {
+                    b.addAllTransfers(snap.transfers()).setTransfersSinceMs(snap.sinceMs())
+                            .setTransfersTruncated(snap.truncated());
                 }
                 return b.build();
             }, out);

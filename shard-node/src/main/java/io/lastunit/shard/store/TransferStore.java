@@ -167,6 +167,67 @@ public final class TransferStore {
         }
     }
 
+    /**
+     * What ListLevels answers, all from one snapshot: the levels and, when {@code windowMs > 0},
+     * the transfer records the cross-shard check matches (every PENDING record and every record
+     * created or completed at or after {@code sinceMs}, oldest first, at most {@code max}).
+     */
+    public record Snapshot(List<ItemLevel.Builder> levels, List<Transfer> transfers, long sinceMs, boolean truncated) {
+    }
+
+    /**
+     * The levels and, when {@code windowMs > 0}, the transfer records of the last {@code windowMs}
+     * (by this database's clock), read in one REPEATABLE READ snapshot so that a record and the
+     * allotment it changed are seen together or not at all. The window's start is cut to whole
+     * milliseconds, so a record created before it has {@code created_at_ms < sinceMs}.
+     */
+    public Snapshot snapshot(Connection c, String tenant, String item, long windowMs, int max) throws SQLException {
+        if (windowMs <= 0) {
+            return new Snapshot(levels(c, tenant, item), List.of(), 0, false);
+        }
+        c.setTransactionIsolation(Connection.TRANSACTION_REPEATABLE_READ);
+        String since = "date_trunc('milliseconds', now()) - ? * interval '1 millisecond'";
+        long sinceMs;
+        try (PreparedStatement ps = c.prepareStatement("SELECT (extract(epoch FROM " + since + ") * 1000)::bigint")) {
+            ps.setLong(1, windowMs);
+            try (ResultSet rs = ps.executeQuery()) {
+                rs.next();
+                sinceMs = rs.getLong(1);
+            }
+        }
+        List<ItemLevel.Builder> levels = levels(c, tenant, item);
+        StringBuilder sql = new StringBuilder("SELECT " + COLUMNS + " FROM transfers WHERE (state = 'PENDING' OR created_at >= "
+                + since + " OR done_at >= " + since + ")");
+        if (!tenant.isEmpty()) {
+            sql.append(" AND tenant_id = ?");
+            if (!item.isEmpty()) {
+                sql.append(" AND item_id = ?");
+            }
+        }
+        sql.append(" ORDER BY created_at, transfer_id, direction LIMIT ?");
+        List<Transfer> records = new ArrayList<>();
+        try (PreparedStatement ps = c.prepareStatement(sql.toString())) {
+            int i = 1;
+            ps.setLong(i++, windowMs);
+            ps.setLong(i++, windowMs);
+            if (!tenant.isEmpty()) {
+                ps.setString(i++, tenant);
+                if (!item.isEmpty()) {
+                    ps.setString(i++, item);
+                }
+            }
+            ps.setInt(i, max + 1);
+            ps.setFetchSize(1_000);
+            try (ResultSet rs = ps.executeQuery()) {
+                while (rs.next()) {
+                    records.add(transfer(rs));
+                }
+            }
+        }
+        boolean truncated = records.size() > max;
+        return new Snapshot(levels, truncated ? records.subList(0, max) : records, sinceMs, truncated);
+    }
+
     /** Committed levels of the items on this shard (counters filled in by the caller). */
     public List<ItemLevel.Builder> levels(Connection c, String tenant, String item) throws SQLException {
         StringBuilder sql = new StringBuilder("""
