@@ -85,6 +85,7 @@ final class Batch {
     /** New holds prepared but not yet written, for the one statement. */
     private NewHolds deferred;
     private boolean oneStatementSent;
+    private boolean lockWaitsBounded;
     private boolean committedInStatement;
     private boolean refusedInOneStatement;
 
@@ -473,7 +474,7 @@ final class Batch {
             // What is still missing, and at least half of what the sibling shows; several siblings
             // together when one alone has too little (a multi-unit Reserve near the end).
             long missing = need - got;
-            LaneStore.Borrowed lent = store.borrow(c(), k.tenantId(), k.itemId(), s, 1, Math.max(missing, shown / 2));
+            LaneStore.Borrowed lent = borrowFrom(k, s, Math.max(missing, shown / 2));
             if (lent == null) {
                 staleSeen = true; // it showed units it no longer has: the published view is behind
                 continue;
@@ -497,7 +498,7 @@ final class Batch {
                 if (got >= need || s == k.bucketNo() || row[1] <= 0) {
                     continue;
                 }
-                LaneStore.Borrowed lent = store.borrow(c(), k.tenantId(), k.itemId(), s, 1, need - got);
+                LaneStore.Borrowed lent = borrowFrom(k, s, need - got);
                 if (lent != null) {
                     got += lent.units();
                     d.borrowed += lent.units();
@@ -520,6 +521,26 @@ final class Batch {
             return WAIT_FOR_SWEEP;
         }
         return NOTHING;
+    }
+
+    /**
+     * How long any statement of a borrowing batch waits for a row lock (PostgreSQL's
+     * {@code lock_timeout}, set for the rest of the transaction at its first borrow). A borrowing
+     * batch holds its lenders' rows until it commits and takes its own rows last, so two lanes
+     * borrowing from each other's buckets can wait on each other in a cycle, which PostgreSQL would
+     * only end after its {@code deadlock_timeout} (1 s), with both lanes standing still. The batch
+     * gives up after this wait instead (SQL state 55P03) and is decided again. Other lanes hold a
+     * row for the end of a batch, a few milliseconds; the bound is well above that.
+     */
+    static final long BORROW_LOCK_TIMEOUT_MILLIS = 100;
+
+    /** One borrow from sibling {@code from}, bounding this transaction's lock waits first. */
+    private LaneStore.Borrowed borrowFrom(BucketKey k, int from, long max) throws SQLException {
+        if (!lockWaitsBounded) {
+            store.boundLockWaits(c(), BORROW_LOCK_TIMEOUT_MILLIS);
+            lockWaitsBounded = true;
+        }
+        return store.borrow(c(), k.tenantId(), k.itemId(), from, 1, max);
     }
 
     private static int richestUntried(ItemRoute route, int except, Set<Integer> tried) {

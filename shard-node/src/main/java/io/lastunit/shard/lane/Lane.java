@@ -41,8 +41,11 @@ import org.slf4j.LoggerFactory;
  */
 final class Lane implements Runnable {
     private static final Logger log = LoggerFactory.getLogger(Lane.class);
-    /** SQL states after which the batch is decided again: serialization, deadlock, CHECK. */
-    private static final Set<String> REDO_STATES = Set.of("40001", "40P01", "23514");
+    /**
+     * SQL states after which the batch is decided again: serialization, deadlock, CHECK, and a
+     * lock wait longer than a borrowing batch allows ({@link Batch#BORROW_LOCK_TIMEOUT_MILLIS}).
+     */
+    private static final Set<String> REDO_STATES = Set.of("40001", "40P01", "23514", "55P03");
 
     final int index;
     private final LaneEngine engine;

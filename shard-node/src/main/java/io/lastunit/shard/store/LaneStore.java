@@ -4,6 +4,7 @@ import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
+import java.sql.Statement;
 import java.sql.Timestamp;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -380,6 +381,19 @@ public final class LaneStore {
             ps.setArray(7, c.createArrayOf("text", keys));
             ps.setArray(8, c.createArrayOf("text", fingerprints));
             return holds(ps);
+        }
+    }
+
+    /**
+     * Makes every later statement of the open transaction wait at most {@code millis} for a lock,
+     * then fail with SQL state 55P03 ({@code SET LOCAL lock_timeout}; it ends with the transaction).
+     */
+    public void boundLockWaits(Connection c, long millis) throws SQLException {
+        if (millis < 1) {
+            throw new IllegalArgumentException("millis must be >= 1, got " + millis);
+        }
+        try (Statement st = c.createStatement()) {
+            st.execute("SET LOCAL lock_timeout = '" + millis + "ms'");
         }
     }
 
