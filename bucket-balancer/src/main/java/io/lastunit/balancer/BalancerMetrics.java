@@ -19,6 +19,7 @@ public final class BalancerMetrics {
     private final LongAdder pulls = new LongAdder();
     private final LongAdder pullsCollapsed = new LongAdder();
     private final LongAdder pullsRefused = new LongAdder();
+    private final LongAdder pullsJoined = new LongAdder();
     private final LongAdder recoveryPasses = new LongAdder();
     private final LongAdder invariantChecks = new LongAdder();
     private final LongAdder invariantDrifts = new LongAdder();
@@ -54,6 +55,11 @@ public final class BalancerMetrics {
     /** A Pull answered with an error (standby, invalid, busy, unavailable). */
     public void pullRefused() {
         pullsRefused.increment();
+    }
+
+    /** A pull answered by another caller's run of the same item and region. */
+    public void pullJoined() {
+        pullsJoined.increment();
     }
 
     public void recoveryPass() {
@@ -103,6 +109,11 @@ public final class BalancerMetrics {
         return pullsRefused.sum();
     }
 
+    /** Pulls answered by another caller's run (see {@code PullGroups}); {@link #pulls()} counts the runs. */
+    public long pullsJoined() {
+        return pullsJoined.sum();
+    }
+
     /** Transfers completed by recovery (reason {@code recovery}). */
     public long recoveries() {
         return transfers(TransferReason.RECOVERY);
@@ -144,6 +155,7 @@ public final class BalancerMetrics {
         }
         j.add("transfers_incomplete=" + transfersIncomplete());
         j.add("pulls=" + pulls());
+        j.add("pulls_joined=" + pullsJoined());
         j.add("pulls_collapsed=" + pullsCollapsed());
         j.add("pulls_refused=" + pullsRefused());
         j.add("recovery_passes=" + recoveryPasses());

@@ -136,6 +136,47 @@ class PullIT {
     }
 
     @Test
+    void aStormOfPulls_forASoldOutItem_isAnsweredByAFewRuns_withOneAnswer() throws Exception {
+        // The end of a regional sale: the item collapsed home and is sold out, and every Reserve
+        // the dry regions refuse brings a pull. Pulls of one item and region waiting together are
+        // answered by one run of the mover (PullGroups), not one run each under the item's lock.
+        cluster.createItem("acme", "gone", quotas(30, 20, 10)); // under the threshold: collapses home
+        assertThat(cluster.balancerApi(leader).pull(pull("gone", "us", 1)).getCollapsed()).isTrue();
+        for (int i = 0; i < 60; i++) {
+            assertThat(cluster.inventory("eu").reserve(io.lastunit.api.inventory.v1.ReserveRequest.newBuilder()
+                    .setTenantId("acme").setItemId("gone").setRegion("eu").setQuantity(1)
+                    .setIdempotencyKey("gone-" + i).setBuyerId("b-" + i).build()).getOutcome())
+                    .isEqualTo(io.lastunit.api.inventory.v1.ReserveOutcome.RESERVED);
+        }
+        int callers = 400;
+        long runsBefore = leader.metrics().pulls();
+        long joinedBefore = leader.metrics().pullsJoined();
+        ExecutorService pool = Executors.newFixedThreadPool(64);
+        try {
+            List<Future<PullResponse>> answers = new ArrayList<>();
+            for (int i = 0; i < callers; i++) {
+                String region = i % 2 == 0 ? "us" : "ap";
+                answers.add(pool.submit(() -> cluster.balancerApi(leader).pull(pull("gone", region, 1))));
+            }
+            for (Future<PullResponse> f : answers) {
+                PullResponse r = f.get();
+                assertThat(r.getCollapsed()).isTrue();
+                assertThat(r.getHomeRegion()).isEqualTo("eu");
+                assertThat(r.getMoved()).isZero();
+            }
+        } finally {
+            pool.shutdownNow();
+        }
+        long runs = leader.metrics().pulls() - runsBefore;
+        long joined = leader.metrics().pullsJoined() - joinedBefore;
+        System.out.printf("PullIT storm: callers=%d runs=%d joined=%d%n", callers, runs, joined);
+        assertThat(runs + joined).isEqualTo(callers);
+        assertThat(runs).as("runs of the mover for %d pulls", callers).isLessThanOrEqualTo(callers / 4);
+        assertThat(cluster.allotmentSum("acme", "gone")).isEqualTo(60);
+        assertThat(cluster.check().ok()).isTrue();
+    }
+
+    @Test
     void pull_refusesBadRequests_namingTheField() {
         cluster.createItem("acme", "valid", quotas(100, 100, 100));
         assertInvalid(pull("valid", "us", 1).toBuilder().setTenantId("").build(), "tenant_id");

@@ -45,6 +45,7 @@ public final class BalancerGrpcService extends BalancerServiceGrpc.BalancerServi
     private final ItemMover mover;
     private final ExecutorService pulls;
     private final BalancerMetrics metrics;
+    private final PullGroups groups = new PullGroups();
 
     public BalancerGrpcService(Supplier<Optional<Fence>> fences, TopologyCache topology, ItemMover mover,
             ExecutorService pulls, BalancerMetrics metrics) {
@@ -64,32 +65,61 @@ public final class BalancerGrpcService extends BalancerServiceGrpc.BalancerServi
             Deadline deadline = Context.current().getDeadline();
             long deadlineNanos = System.nanoTime() + (deadline == null ? ItemMover.PULL_WAIT_DEFAULT.toNanos()
                     : Math.max(0, deadline.timeRemaining(TimeUnit.NANOSECONDS)));
-            pulls.execute(() -> run(fence, request, deadlineNanos, out));
-        } catch (RejectedExecutionException e) {
-            refuse(Failure.retryable(Reason.QUEUE_FULL, "too many pulls waiting", RETRY_AFTER), out);
+            PullGroups.Join join = groups.join(new ItemKey(request.getTenantId(), request.getItemId()),
+                    request.getRegion(), request.getQuantity(), deadlineNanos);
+            join.group().answer.whenComplete((answer, err) -> answer(answer, err, out));
+            if (!join.opened()) {
+                metrics.pullJoined();
+                return;
+            }
+            try {
+                pulls.execute(() -> run(fence, join.group()));
+            } catch (RejectedExecutionException e) {
+                join.group().close();
+                join.group().answer.completeExceptionally(
+                        Failure.retryable(Reason.QUEUE_FULL, "too many pulls waiting", RETRY_AFTER));
+            }
         } catch (Failure f) {
             refuse(f, out);
         }
     }
 
-    private void run(Fence fence, PullRequest r, long deadlineNanos, StreamObserver<PullResponse> out) {
+    /** One run of the mover for a group of pulls; every member gets its answer. */
+    private void run(Fence fence, PullGroups.Group g) {
+        PullGroups.Key k = g.key;
         try {
-            PullResponse answer = mover.pull(fence, topology.current(), new ItemKey(r.getTenantId(), r.getItemId()),
-                    r.getRegion(), r.getQuantity(), deadlineNanos);
+            PullResponse answer = mover.pull(fence, topology.current(), k.item(), k.region(), g);
             metrics.pull(answer.getCollapsed());
-            log.debug("pull tenant={} item={} region={} qty={} moved={} collapsed={}", r.getTenantId(), r.getItemId(),
-                    r.getRegion(), r.getQuantity(), answer.getMoved(), answer.getCollapsed());
-            out.onNext(answer);
-            out.onCompleted();
+            log.debug("pull tenant={} item={} region={} callers={} moved={} collapsed={}", k.item().tenant(),
+                    k.item().item(), k.region(), g.members(), answer.getMoved(), answer.getCollapsed());
+            g.answer.complete(answer);
         } catch (Failure f) {
-            refuse(f, out);
+            g.answer.completeExceptionally(f);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
-            refuse(Failure.retryable(Reason.SHUTTING_DOWN, "balancer is stopping", RETRY_AFTER), out);
+            g.answer.completeExceptionally(Failure.retryable(Reason.SHUTTING_DOWN, "balancer is stopping", RETRY_AFTER));
         } catch (RuntimeException e) {
-            log.warn("pull tenant={} item={} region={} failed", r.getTenantId(), r.getItemId(), r.getRegion(), e);
-            metrics.pullRefused();
-            out.onError(GrpcErrors.toStatus(e));
+            log.warn("pull tenant={} item={} region={} failed", k.item().tenant(), k.item().item(), k.region(), e);
+            g.answer.completeExceptionally(e);
+        } finally {
+            g.close(); // a run that failed before it held the item takes no more members
+        }
+    }
+
+    private void answer(PullResponse answer, Throwable err, StreamObserver<PullResponse> out) {
+        try {
+            if (err == null) {
+                out.onNext(answer);
+                out.onCompleted();
+            } else if (err instanceof Failure f) {
+                refuse(f, out);
+            } else {
+                metrics.pullRefused();
+                out.onError(GrpcErrors.toStatus(err));
+            }
+        } catch (RuntimeException e) {
+            // The caller cancelled, or its deadline passed: nobody is listening.
+            log.debug("pull reply dropped: {}", e.toString());
         }
     }
 

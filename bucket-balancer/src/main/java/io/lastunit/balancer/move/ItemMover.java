@@ -102,12 +102,53 @@ public final class ItemMover {
      */
     public PullResponse pull(Fence fence, Topology topology, ItemKey key, String region, long quantity,
             long deadlineNanos) throws InterruptedException {
+        return pull(fence, topology, key, region, new PullCallers() {
+            @Override
+            public long deadlineNanos() {
+                return deadlineNanos;
+            }
+
+            @Override
+            public long close() {
+                return quantity;
+            }
+        });
+    }
+
+    /**
+     * The callers one pull answers together (concurrent pulls of one item into one region): the
+     * latest of their deadlines so far, and, once the pull holds the item, the largest quantity
+     * asked. After {@link #close()} no caller joins: each one's pull started after it asked.
+     */
+    public interface PullCallers {
+        /** The latest deadline ({@link System#nanoTime()}) of the callers so far. */
+        long deadlineNanos();
+
+        /** Called once, holding the item's lock and before reading it: no caller joins after; the largest quantity. */
+        long close();
+    }
+
+    /** Longest single wait for the item's lock before the callers' deadline is looked at again. */
+    private static final long LOCK_SLICE_NANOS = TimeUnit.MILLISECONDS.toNanos(20);
+
+    /**
+     * {@link #pull(Fence, Topology, ItemKey, String, long, long)} for several callers at once:
+     * waits for the item's lock until the latest of their deadlines, then closes the group and
+     * pulls the largest quantity any of them asked for.
+     */
+    public PullResponse pull(Fence fence, Topology topology, ItemKey key, String region, PullCallers callers)
+            throws InterruptedException {
         ReentrantLock lock = locks.of(key);
-        if (!lock.tryLock(Math.max(0, deadlineNanos - System.nanoTime()), TimeUnit.NANOSECONDS)) {
-            throw Failure.retryable(Reason.ITEM_BUSY, "pull for " + key + " in " + region
-                    + ": another pull or transfer of the item did not finish in time", BUSY_RETRY_AFTER);
+        while (!lock.tryLock(Math.min(LOCK_SLICE_NANOS, Math.max(0, callers.deadlineNanos() - System.nanoTime())),
+                TimeUnit.NANOSECONDS)) {
+            if (callers.deadlineNanos() - System.nanoTime() <= 0) {
+                throw Failure.retryable(Reason.ITEM_BUSY, "pull for " + key + " in " + region
+                        + ": another pull or transfer of the item did not finish in time", BUSY_RETRY_AFTER);
+            }
         }
         try {
+            long quantity = callers.close();
+            long deadlineNanos = callers.deadlineNanos();
             fence.check();
             ItemView v = reader.item(topology, key);
             RegionLevel into = v.region(region).orElseThrow(() -> Failure.invalid("region", "'" + region + "': item "
