@@ -126,7 +126,9 @@ public final class TransferMatcher {
             }
         }
         for (Seen out : ask(askOut, TransferDirection.OUT, byShard, lookup, problems)) {
-            outs.putIfAbsent(out.record().getTransferId(), out);
+            if (inScope.test(out.record().getTenantId())) { // an IN naming another tenant's transfer drifts
+                outs.putIfAbsent(out.record().getTransferId(), out);
+            }
         }
         // The IN side at each OUT's target, unless that target's snapshot listed it.
         Map<String, Set<String>> askIn = new LinkedHashMap<>();

@@ -139,6 +139,19 @@ class TransferMatcherTest {
     }
 
     @Test
+    void anInNamingAnotherTenantsTransfer_driftsByItsUnits_andTheOtherTenantIsNotJudged()
+            throws InterruptedException {
+        Transfer foreignOut = out("y", "B", 4, true, SINCE - 600_000).toBuilder().setTenantId("moved").build();
+        Shards shards = new Shards(Map.of("A", List.of(foreignOut)));
+        TransferMatcher.Result r = TransferMatcher.match(
+                List.of(snapshot("A", 100, 100), snapshot("B", 0, 4, in("y", "A", 4, SINCE + 3))), t -> t.equals("t"),
+                shards);
+        ItemBalance b = one(r);
+        assertThat(b.item()).isEqualTo(new ItemKey("t", "i"));
+        assertThat(b.drift()).isEqualTo(4);
+    }
+
+    @Test
     void otherTenantsRecordsAreIgnored() throws InterruptedException {
         Transfer foreign = out("y", "B", 3, false, SINCE + 1).toBuilder().setTenantId("moved").build();
         Shards shards = new Shards(Map.of());

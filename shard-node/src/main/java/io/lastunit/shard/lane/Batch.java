@@ -533,6 +533,13 @@ final class Batch {
      * row for the end of a batch, a few milliseconds; the bound is well above that.
      */
     static final long BORROW_LOCK_TIMEOUT_MILLIS = 100;
+    /**
+     * Redos after a lock wait cut short that do not count in {@code redoMax}. A commit stalled
+     * elsewhere (the disk) can hold a row longer than the bound, and borrowers meet each other
+     * again after a redo; a batch should not fail every Reserve in it for that alone. After
+     * these, such redos count like any other.
+     */
+    static final int LOCK_TIMEOUT_REDOS_MAX = 8;
 
     /** One borrow from sibling {@code from}, bounding this transaction's lock waits first. */
     private LaneStore.Borrowed borrowFrom(BucketKey k, int from, long max) throws SQLException {

@@ -43,7 +43,8 @@ final class Lane implements Runnable {
     private static final Logger log = LoggerFactory.getLogger(Lane.class);
     /**
      * SQL states after which the batch is decided again: serialization, deadlock, CHECK, and a
-     * lock wait longer than a borrowing batch allows ({@link Batch#BORROW_LOCK_TIMEOUT_MILLIS}).
+     * lock wait longer than allowed (a borrowing batch's {@link Batch#BORROW_LOCK_TIMEOUT_MILLIS}
+     * is handled before these, outside {@code redoMax}; this covers a role's own lock_timeout).
      */
     private static final Set<String> REDO_STATES = Set.of("40001", "40P01", "23514", "55P03");
 
@@ -299,6 +300,7 @@ final class Lane implements Runnable {
         Set<String> keysElsewhere = new HashSet<>();
         Set<BucketKey> reload = new HashSet<>();
         boolean stepwise = false;
+        int lockTimeouts = 0;
         for (int attempt = 0; ; attempt++) {
             ops.removeIf(op -> op.future().isDone());
             if (ops.isEmpty()) {
@@ -355,6 +357,18 @@ final class Lane implements Runnable {
                 }
             } catch (SQLException e) {
                 invalidate(ops);
+                if (!committing && LOCK_NOT_AVAILABLE.equals(e.getSQLState())
+                        && lockTimeouts < Batch.LOCK_TIMEOUT_REDOS_MAX) {
+                    // A borrowing batch gave up a lock wait (a cycle with another borrower, or a
+                    // commit stalled elsewhere): decide again. Up to LOCK_TIMEOUT_REDOS_MAX such
+                    // redos do not count in redoMax; after that they do.
+                    lockTimeouts++;
+                    attempt--;
+                    redos.incrementAndGet();
+                    log.debug("lane {}: redo after a lock wait of {} ms: {}", index,
+                            Batch.BORROW_LOCK_TIMEOUT_MILLIS, e.getMessage());
+                    continue;
+                }
                 if (!committing && REDO_STATES.contains(e.getSQLState()) && attempt < config.redoMax()) {
                     redos.incrementAndGet();
                     log.debug("lane {}: redo after SQL state {}: {}", index, e.getSQLState(), e.getMessage());
