@@ -544,7 +544,7 @@ final class Batch {
     /** One borrow from sibling {@code from}, bounding this transaction's lock waits first. */
     private LaneStore.Borrowed borrowFrom(BucketKey k, int from, long max) throws SQLException {
         if (!lockWaitsBounded) {
-            store.boundLockWaits(c(), BORROW_LOCK_TIMEOUT_MILLIS);
+            LaneStore.boundLockWaits(c(), BORROW_LOCK_TIMEOUT_MILLIS);
             lockWaitsBounded = true;
         }
         return store.borrow(c(), k.tenantId(), k.itemId(), from, 1, max);

@@ -5,7 +5,6 @@ import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
-import java.sql.Statement;
 import java.util.List;
 import java.util.UUID;
 
@@ -105,17 +104,12 @@ public final class ItemStore {
      */
     public LaneStore.BucketRow collapseBuckets(Connection c, String tenant, String item, long lockTimeoutMillis)
             throws SQLException {
-        if (lockTimeoutMillis < 1) {
-            throw new IllegalArgumentException("lockTimeoutMillis must be >= 1, got " + lockTimeoutMillis);
-        }
-        try (Statement st = c.createStatement()) {
-            st.execute("SET LOCAL lock_timeout = '" + lockTimeoutMillis + "ms'");
-        }
+        LaneStore.boundLockWaits(c, lockTimeoutMillis);
         // Every bucket row of the item, bucket 0 first, locked in bucket order before anything is
         // written: the order a transfer takes them in too. The lanes take a borrowing batch's rows
         // in their own order (lenders richest first, their own row last), so a collapse could still
-        // meet one of them in a cycle; the lock timeout makes the collapse give up first (it is
-        // tried again after a later batch) instead of stalling bucket 0's lane for PostgreSQL's
+        // meet one of them in a cycle; the lock timeout (theirs too) makes the collapse give up (it
+        // is tried again after a later batch) instead of stalling bucket 0's lane for PostgreSQL's
         // deadlock_timeout.
         transfers.lockBuckets(c, tenant, item);
         try (PreparedStatement ps = c.prepareStatement(COLLAPSE_MOVE)) {

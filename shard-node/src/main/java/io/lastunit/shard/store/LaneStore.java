@@ -388,7 +388,7 @@ public final class LaneStore {
      * Makes every later statement of the open transaction wait at most {@code millis} for a lock,
      * then fail with SQL state 55P03 ({@code SET LOCAL lock_timeout}; it ends with the transaction).
      */
-    public void boundLockWaits(Connection c, long millis) throws SQLException {
+    public static void boundLockWaits(Connection c, long millis) throws SQLException {
         if (millis < 1) {
             throw new IllegalArgumentException("millis must be >= 1, got " + millis);
         }
