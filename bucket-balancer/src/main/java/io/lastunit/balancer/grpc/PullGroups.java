@@ -92,7 +92,7 @@ final class PullGroups {
         return new Join(g, true);
     }
 
-    /** Groups still taking members (for tests and the summary line). */
+    /** Groups still taking members (for tests). */
     synchronized int openGroups() {
         return open.size();
     }

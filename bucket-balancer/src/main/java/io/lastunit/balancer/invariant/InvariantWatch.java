@@ -17,7 +17,8 @@ import org.slf4j.LoggerFactory;
 /**
  * The scheduled cross-shard invariant check (DESIGN §1, §11), run by the leader: a
  * {@link CrossShardChecker} pass over every cell, fed to a {@link DriftTracker} so that only a
- * drift seen in consecutive checks is reported (one check is not an atomic cut). Each persistent
+ * drift seen in consecutive checks is reported (each check is exact; the streak covers what its
+ * assumptions do not, see {@link DriftTracker}). Each persistent
  * drift is logged at ERROR ({@code invariant_drift …}) and counted once in
  * {@link BalancerMetrics#invariantDrifts()}. Not thread-safe: one scheduled thread runs it.
  */

@@ -12,10 +12,10 @@ import java.util.TreeMap;
  * shards reported: for each item, {@code Σ allotment + Σ quantity of transfers in flight = Σ base}.
  * No I/O; {@link CrossShardChecker} gathers the input over gRPC.
  *
- * <p>Hazard: the shards are read one after another, not in one atomic cut, so a transfer that
- * commits a step between two reads makes one check see a drift that is not there (a unit counted
- * on both sides, or on neither). A drift is only real when it persists: see {@link DriftTracker}.
- * The input must hold each item's level once per shard (the shards of the item's cell only).
+ * <p>The shards are not read in one atomic cut: the in-flight transfers given must say, per
+ * transfer, which side the shards' reads saw ({@link PendingTransfer}, as {@link TransferMatcher}
+ * works it out); then a step committed between two reads balances too. The input must hold each
+ * item's level once per shard (the shards of the item's cell only).
  *
  * <p>Stateless and thread-safe.
  */

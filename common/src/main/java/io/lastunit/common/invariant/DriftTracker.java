@@ -7,15 +7,16 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * Tells a real drift from a torn read. One check of {@link CrossShardInvariant} reads the shards
- * one after another, so a transfer step committing in between shows up as a drift that is gone in
- * the next check. An item is reported only once it has drifted in {@code consecutive} checks in a
- * row (any amount; the latest balance is reported).
+ * Reports an item only once it has drifted in {@code consecutive} checks in a row (any amount;
+ * the latest balance is reported). One check of {@link CrossShardChecker} is exact under its two
+ * assumptions (snapshots less than a window apart, transfer steps shorter than the window; see
+ * {@link TransferMatcher}); the streak guards against what those do not cover, such as a step's
+ * transaction held open longer than the window.
  *
  * <p>State: a streak counter per item that drifted in the last check, and nothing else. An item
  * that balanced, or that was not part of a check at all (its shards could not be read), loses its
  * streak: memory is bounded by the items drifting in the latest check, and an unreadable shard
- * never turns a torn read into an alert.
+ * never turns a passing drift into an alert.
  *
  * <p>Thread-safe (synchronized); meant to be fed by one scheduled checker.
  */

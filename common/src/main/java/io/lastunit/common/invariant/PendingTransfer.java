@@ -28,15 +28,6 @@ public record PendingTransfer(String transferId, ItemKey item, String sourceShar
         }
     }
 
-    /**
-     * A PENDING OUT record its source holds, and whether the target holds the IN record: the
-     * view of one consistent cut, where the OUT side is always seen.
-     */
-    public PendingTransfer(String transferId, ItemKey item, String sourceShard, String targetShard, long quantity,
-            boolean inAtPeer) {
-        this(transferId, item, sourceShard, targetShard, quantity, true, inAtPeer);
-    }
-
     /** Units of this transfer that no snapshot's allotment holds (negative: held twice). */
     public long inFlight() {
         return (outSeen ? quantity : 0) - (inSeen ? quantity : 0);

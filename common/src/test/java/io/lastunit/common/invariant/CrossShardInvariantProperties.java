@@ -90,7 +90,7 @@ class CrossShardInvariantProperties {
             List<PendingTransfer> p = new ArrayList<>();
             outs.forEach((id, o) -> {
                 if (o[3] == 0) {
-                    p.add(new PendingTransfer(id, ITEM, "s" + o[0], "s" + o[1], o[2], ins.containsKey(id)));
+                    p.add(new PendingTransfer(id, ITEM, "s" + o[0], "s" + o[1], o[2], true, ins.containsKey(id)));
                 }
             });
             return p;

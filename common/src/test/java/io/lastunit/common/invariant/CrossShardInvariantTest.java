@@ -24,7 +24,7 @@ class CrossShardInvariantTest {
     }
 
     private static PendingTransfer out(String id, long qty, boolean inAtPeer) {
-        return new PendingTransfer(id, SHOE, "A", "B", qty, inAtPeer);
+        return new PendingTransfer(id, SHOE, "A", "B", qty, true, inAtPeer);
     }
 
     @Test
@@ -95,7 +95,7 @@ class CrossShardInvariantTest {
         // t1: A→B 10 between steps 1 and 2; t2: B→A 5 between steps 2 and 3; t3: A→B 3 between 1 and 2
         ItemBalance b = CrossShardInvariant.balance(SHOE,
                 List.of(level("eu", 100, 100 - 10 + 5 - 3), level("us", 50, 50 - 5)),
-                List.of(out("t1", 10, false), new PendingTransfer("t2", SHOE, "B", "A", 5, true), out("t3", 3, false)));
+                List.of(out("t1", 10, false), new PendingTransfer("t2", SHOE, "B", "A", 5, true, true), out("t3", 3, false)));
         assertThat(b.inFlight()).isEqualTo(13);
         assertThat(b.ok()).isTrue();
     }
