@@ -109,6 +109,19 @@ class FlashSaleCommandTest {
     }
 
     @Test
+    void aWarmUpTwinIsTheFirstCandidateThatLandsWithTheSaleItem_elseThePlainId() {
+        assertThat(FlashSaleCommand.twinId("warmup-a", id -> true)).isEqualTo("warmup-a");
+        assertThat(FlashSaleCommand.twinId("warmup-a", id -> id.endsWith("-7") || id.endsWith("-9")))
+                .isEqualTo("warmup-a-7");
+        java.util.concurrent.atomic.AtomicInteger tries = new java.util.concurrent.atomic.AtomicInteger();
+        assertThat(FlashSaleCommand.twinId("warmup-a", id -> tries.incrementAndGet() < 0)).isEqualTo("warmup-a");
+        assertThat(tries.get()).isEqualTo(FlashSaleCommand.TWIN_TRIES_MAX);
+        List<SaleDriver.Item> plain = parse().twins(List.of(new SaleDriver.Item("bench", "flash-x-1", 5)), "warmup-",
+                List.of(new SaleDriver.Item("bench", "flash-y-1", 9)), null);
+        assertThat(plain).containsExactly(new SaleDriver.Item("bench", "warmup-flash-x-1", 5));
+    }
+
+    @Test
     void warmup() {
         assertThat(parse().warmup).isZero();
         assertThat(parse("--warmup", "5000").problems()).isEmpty();

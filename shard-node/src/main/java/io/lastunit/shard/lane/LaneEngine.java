@@ -171,9 +171,14 @@ public final class LaneEngine implements AutoCloseable {
     }
 
     private Lane laneFor(BucketKey k) {
-        int h = k.tenantId().hashCode() * 31 + k.itemId().hashCode();
-        h = h * 31 + k.bucketNo();
-        return lanes[Math.floorMod(h ^ (h >>> 16), lanes.length)];
+        return lanes[laneOf(k.tenantId(), k.itemId(), k.bucketNo())];
+    }
+
+    /** The index of the lane that writes bucket {@code bucketNo} of {@code (tenant, item)} here. */
+    public int laneOf(String tenant, String item, int bucketNo) {
+        int h = tenant.hashCode() * 31 + item.hashCode();
+        h = h * 31 + bucketNo;
+        return Math.floorMod(h ^ (h >>> 16), lanes.length);
     }
 
     /** What a Reserve's idempotency key stands for: the request minus the key. */
