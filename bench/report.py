@@ -168,6 +168,20 @@ with open(out, "w") as f:
           f"| {'?' if slow is None else f'{slow} of {secs}'} | {q(worst)} |\n")
     w("\nPer second: the run cut into one-second windows by reply time, each with its own p99; the load\n"
       "generator's JSON (`latency_per_second`) has every window.\n\n")
+    w("What the machine, the lanes and PostgreSQL did over each measured run (the load generator's\n"
+      "`conditions`: `/proc/stat`, the JVM that ran the load generator and the platform, the lanes'\n"
+      "counters, `pg_stat_bgwriter`):\n\n")
+    w("| buckets | machine busy | I/O wait | JVM CPU (of a core) | GC collections, ms | lane commits/s | operations per commit | ms decision to commit | checkpoints | WAL MB |\n"
+      "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+    for b in BUCKETS:
+        c = load_json(f"latency-b{b}").get("conditions") or {}
+        g = lambda k, spec, unit="": "?" if c.get(k) is None else f"{c[k]:{spec}}{unit}"
+        wal = "?" if c.get("pg_wal_bytes") is None else f"{c['pg_wal_bytes'] / 1e6:,.0f}"
+        w(f"| {b} | {g('machine_busy_pct', '.0f', '%')} | {g('machine_iowait_pct', '.1f', '%')} "
+          f"| {g('jvm_cpu_pct_of_core', '.0f', '%')} | {g('gc_collections', ',d')}, {g('gc_ms', ',d')} "
+          f"| {g('lane_commits_per_s', ',.0f')} | {g('lane_operations_per_commit', '.1f')} "
+          f"| {g('lane_ms_decision_to_commit', '.2f')} | {g('pg_checkpoints', 'd')} | {wal} |\n")
+    w("\n")
     w("## Flash sale (load generator, 10,000 units, 1,000,000 buyers, 512 in flight)\n\n")
     w(f"`sold={sale.get('sold', '?')} total={sale.get('total', '?')}`, `invariant={sale.get('invariant', '?')}`, "
       f"`reserve_per_s={sale.get('reserve_per_s', '?')}`, `p99_ms={sale.get('p99_ms', '?')}`.\n\n")

@@ -47,6 +47,7 @@ class LaneBehaviourIT {
                         .isEqualTo(ReserveOutcome.RESERVED);
             }
             long transactionsBefore = shard.node().engine().stats().transactions();
+            long writeNanosBefore = shard.node().engine().stats().writeNanos();
             List<ListenableFuture<ReserveResponse>> calls = new ArrayList<>();
             for (int i = 0; i < 1_000; i++) {
                 calls.add(shard.async().reserve(reserve("gone", "late-" + i)));
@@ -55,6 +56,7 @@ class LaneBehaviourIT {
                 assertThat(c.get(30, TimeUnit.SECONDS).getOutcome()).isEqualTo(ReserveOutcome.SOLD_OUT);
             }
             assertThat(shard.node().engine().stats().transactions()).isEqualTo(transactionsBefore);
+            assertThat(shard.node().engine().stats().writeNanos()).isEqualTo(writeNanosBefore); // no commit, no write time
         }
     }
 

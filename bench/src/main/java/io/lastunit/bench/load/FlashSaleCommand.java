@@ -243,7 +243,9 @@ public final class FlashSaleCommand implements Callable<Integer> {
         }
         double setupSeconds = (System.nanoTime() - t0) / 1e9;
 
+        Conditions.Snapshot before = Conditions.take(platform);
         SaleResult sale = new SaleDriver(channel, plan, new Progress(progressMode(), System.err), sendLoop).run();
+        Conditions conditions = Conditions.between(before, Conditions.take(platform));
 
         long sold = 0;
         long total = 0;
@@ -268,7 +270,7 @@ public final class FlashSaleCommand implements Callable<Integer> {
         double checkSeconds = (System.nanoTime() - k0) / 1e9;
 
         RunReport report = new RunReport(startedAt, commandLine(), optionsMap(), machine(), sale, sold, total, units,
-                invariant, stockErrors, setupSeconds, checkSeconds);
+                invariant, stockErrors, setupSeconds, checkSeconds, conditions);
         report.printTerminal(stdout);
         stdout.println();
         writeReports(report, stdout);

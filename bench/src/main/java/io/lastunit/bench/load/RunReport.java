@@ -23,7 +23,7 @@ import java.util.Map;
  */
 record RunReport(Instant startedAt, String commandLine, Map<String, Object> options, Map<String, Object> machine,
         SaleResult sale, long sold, long total, long units, Invariant invariant, List<String> stockErrors,
-        double setupSeconds, double checkSeconds) {
+        double setupSeconds, double checkSeconds, Conditions conditions) {
 
     static final String RESERVE_PER_S_DEFINITION = "successful reservations (RESERVED) divided by the seconds from "
             + "the first request to the reply that reserved the last unit, or to the last reply when not every unit "
@@ -142,6 +142,13 @@ record RunReport(Instant startedAt, String commandLine, Map<String, Object> opti
             }
             w.print(out, "  ");
         }
+        if (conditions != null) {
+            out.println();
+            out.printf(Locale.ROOT, "over the sale (%.1f s):%n", conditions.seconds());
+            for (String c : conditions.lines()) {
+                out.println("  " + c);
+            }
+        }
         for (String e : sale.errorSamples()) {
             out.println("  error: " + e);
         }
@@ -227,6 +234,7 @@ record RunReport(Instant startedAt, String commandLine, Map<String, Object> opti
         }
         per.put("seconds", rows);
         m.put("latency_per_second", per);
+        m.put("conditions", conditions == null ? null : conditions.toMap());
         Map<String, Object> stock = new LinkedHashMap<>();
         stock.put("sold", sold);
         stock.put("total", total);
@@ -284,6 +292,12 @@ record RunReport(Instant startedAt, String commandLine, Map<String, Object> opti
             sb.append("| second | count | p50 | p99 | max |\n|---:|---:|---:|---:|---:|\n");
             for (String[] r : slowestSecondRows()) {
                 sb.append("| ").append(String.join(" | ", r)).append(" |\n");
+            }
+        }
+        if (conditions != null) {
+            sb.append(String.format(Locale.ROOT, "\nOver the sale (%.1f s):\n\n", conditions.seconds()));
+            for (String c : conditions.lines()) {
+                sb.append("- ").append(c).append('\n');
             }
         }
         sb.append("\nInvariant check: **").append(invariant.status()).append("**");

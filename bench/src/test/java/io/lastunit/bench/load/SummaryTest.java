@@ -217,6 +217,6 @@ class SummaryTest {
         machine.put("java_vm", "vm");
         machine.put("os", "linux");
         return new RunReport(Instant.parse("2026-01-01T00:00:00Z"), "./lastunit bench flash-sale", options, machine,
-                sale, sold, total, units, inv, List.of(), 1.0, 0.5);
+                sale, sold, total, units, inv, List.of(), 1.0, 0.5, null);
     }
 }

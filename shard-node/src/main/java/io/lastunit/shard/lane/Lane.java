@@ -97,6 +97,8 @@ final class Lane implements Runnable {
     final AtomicLong paced = new AtomicLong();
     /** Buckets loaded whole into the cache: the row and the bucket's idempotency keys. */
     final AtomicLong bucketLoads = new AtomicLong();
+    /** Of the batches that committed a transaction: nanoseconds from the start of the decision to the end of the commit. */
+    final AtomicLong writeNanos = new AtomicLong();
 
     Lane(int index, LaneEngine engine, DataSource dataSource, LaneStore store, ItemStore items, LaneConfig config,
          Limits limits, InstantSource clock) {
@@ -318,6 +320,7 @@ final class Lane implements Runnable {
             try (LazyConnection c = new LazyConnection(dataSource)) {
                 b = new Batch(this, c, ops, keysElsewhere, stepwise);
                 try {
+                    long decideNanos = System.nanoTime();
                     Batch.Redo redo = b.decideAndWrite();
                     if (redo == null) {
                         committing = true;
@@ -325,9 +328,11 @@ final class Lane implements Runnable {
                         if (b.committedInStatement()) {
                             transactions.incrementAndGet();
                             oneStatementBatches.incrementAndGet();
+                            writeNanos.addAndGet(System.nanoTime() - decideNanos);
                         } else if (c.opened()) {
                             c.commit();
                             transactions.incrementAndGet();
+                            writeNanos.addAndGet(System.nanoTime() - decideNanos);
                         }
                         opsApplied.addAndGet(ops.size());
                         b.publish();

@@ -207,8 +207,13 @@ public final class LaneEngine implements AutoCloseable {
      * @param paced               batches that waited for the batch interval (docs/lanes.md, "Pacing")
      * @param bucketLoads         buckets loaded whole into a lane's cache: the row and its keys
      */
+    /**
+     * @param writeNanos time spent by the batches that committed a transaction, from the start of
+     *                   their decision to the end of their commit (the database's part: the round
+     *                   trips, the statements and the WAL flush, with the decision in memory)
+     */
     public record Stats(long batches, long opsApplied, long redos, long transactions, long oneStatementBatches,
-                        long oneStatementRefusals, long paced, long bucketLoads, int queued) {
+                        long oneStatementRefusals, long paced, long bucketLoads, int queued, long writeNanos) {
         public double meanBatch() {
             return batches == 0 ? 0 : (double) opsApplied / batches;
         }
@@ -223,6 +228,7 @@ public final class LaneEngine implements AutoCloseable {
         long refused = 0;
         long paced = 0;
         long loads = 0;
+        long write = 0;
         int q = 0;
         for (Lane l : lanes) {
             b += l.batches.get();
@@ -233,9 +239,10 @@ public final class LaneEngine implements AutoCloseable {
             refused += l.oneStatementRefusals.get();
             paced += l.paced.get();
             loads += l.bucketLoads.get();
+            write += l.writeNanos.get();
             q += l.depth();
         }
-        return new Stats(b, o, r, t, one, refused, paced, loads, q);
+        return new Stats(b, o, r, t, one, refused, paced, loads, q, write);
     }
 
     /** Stops accepting work and waits (bounded) for the lanes to finish what they accepted. */

@@ -100,6 +100,8 @@ class OneStatementBatchIT {
             LaneEngine.Stats after = stats(shard);
             assertThat(after.transactions() - before.transactions()).isEqualTo(9);
             assertThat(after.oneStatementBatches() - before.oneStatementBatches()).isEqualTo(9);
+            // each of the nine waited for its commit (a round trip and a WAL flush): time is counted for each
+            assertThat(after.writeNanos() - before.writeNanos()).isGreaterThanOrEqualTo(9 * 1_000L);
 
             List<ListenableFuture<ReserveResponse>> calls = new ArrayList<>();
             for (int i = 0; i < 2_000; i++) {
