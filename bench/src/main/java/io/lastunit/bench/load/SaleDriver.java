@@ -137,21 +137,8 @@ final class SaleDriver {
                 OpenLoopSender sender = new OpenLoopSender(start, nanosPerBuyer);
                 sendLoop.execute(sender);
                 sender.allSent.await();
-            }
-            for (int i = sendLoop != null && plan.rate() > 0 ? plan.buyers() : 0; i < plan.buyers(); i++) {
-                long sendAt;
-                if (plan.rate() > 0) {
-                    sendAt = start + Math.round(i * nanosPerBuyer);
-                    for (long wait = sendAt - System.nanoTime(); wait > 0; wait = sendAt - System.nanoTime()) {
-                        LockSupport.parkNanos(wait);
-                    }
-                    inFlight.acquire();
-                } else {
-                    inFlight.acquire();
-                    sendAt = System.nanoTime();
-                }
-                started.incrementAndGet();
-                buy(i, sendAt);
+            } else {
+                sendFromThisThread(start, nanosPerBuyer);
             }
             inFlight.acquire(plan.concurrency());
             inFlight.release(plan.concurrency());
@@ -169,6 +156,25 @@ final class SaleDriver {
                     timeline.seconds(), timeline.dropped());
         } finally {
             timers.shutdownNow();
+        }
+    }
+
+    /** Closed loop, or an open loop without a {@link #sendLoop}: this thread sends every buyer. */
+    private void sendFromThisThread(long start, double nanosPerBuyer) throws InterruptedException {
+        for (int i = 0; i < plan.buyers(); i++) {
+            long sendAt;
+            if (plan.rate() > 0) {
+                sendAt = start + Math.round(i * nanosPerBuyer);
+                for (long wait = sendAt - System.nanoTime(); wait > 0; wait = sendAt - System.nanoTime()) {
+                    LockSupport.parkNanos(wait);
+                }
+                inFlight.acquire();
+            } else {
+                inFlight.acquire();
+                sendAt = System.nanoTime();
+            }
+            started.incrementAndGet();
+            buy(i, sendAt);
         }
     }
 
@@ -214,8 +220,14 @@ final class SaleDriver {
                         return;
                     }
                     started.incrementAndGet();
-                    buy(next, sendAt);
-                    next++;
+                    int buyer = next++;
+                    try {
+                        buy(buyer, sendAt);
+                    } catch (RuntimeException e) {
+                        inFlight.release(); // buy() answers a failed call itself; this is anything before it
+                        errors.incrementAndGet();
+                        throw e;
+                    }
                 }
             } catch (RuntimeException e) { // the loop shut down, or a send failed outside the call
                 errors.addAndGet(plan.buyers() - next);
