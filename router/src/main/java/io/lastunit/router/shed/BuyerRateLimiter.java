@@ -1,6 +1,9 @@
 package io.lastunit.router.shed;
 
-import java.util.concurrent.ConcurrentHashMap;
+import com.google.common.hash.HashFunction;
+import com.google.common.hash.Hashing;
+import java.nio.charset.StandardCharsets;
+import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.LongSupplier;
 
@@ -33,17 +36,109 @@ import java.util.function.LongSupplier;
  * <p><b>Threads.</b> The two maps sit in one immutable holder behind a volatile field: a turn
  * replaces the holder under a lock, taken only when a turn is due. A generation is sealed before
  * it stops being {@code current}, so that a thread still holding the old holder can add no
- * bucket to it (it waits for the turn and retries with a fresh clock reading). Each bucket's
- * tokens change under the bucket's own monitor.
+ * bucket to it (it waits for the turn and retries with a fresh clock reading). A bucket's tokens
+ * change under the lock of its stripe (below); a bucket that moves from {@code previous} to
+ * {@code current} is taken out of one stripe and put into the other with both locks held, newer
+ * generation first (no cycle: a thread only ever waits from a newer generation to an older one).
+ *
+ * <p><b>Storage.</b> A generation keeps its buckets in {@link Stripe#COUNT} open-addressing tables
+ * of primitives (a 64-bit fingerprint of tenant and buyer, the tokens, the last refill), each
+ * under its own lock, not as objects in a map. Every buyer of a flash sale is new, so at 12,000
+ * Reserves a second a router tracks some 40,000 buckets that live 2-4 s: as a map of strings and
+ * small objects (about 160,000 of them) they survived several young collections each and were
+ * copied every time, over half of each G1 pause. As arrays they are a few objects. The
+ * fingerprint is {@code murmur3_128} under a seed drawn at start, so buyer ids cannot be chosen
+ * to collide; two buyers that share one (about 2<sup>-64</sup> per pair) share a bucket, which
+ * can only refuse one of them early.
  */
 public final class BuyerRateLimiter {
-    private static final class Bucket {
-        double tokens;
-        long lastNanos;
+    /**
+     * One lock's share of a generation's buckets: linear probing over parallel arrays, a key of 0
+     * marks a free slot, at most half full (it doubles), deletion by backward shift. Guarded by
+     * its own monitor.
+     */
+    static final class Stripe {
+        /** Stripes per generation: a power of two. */
+        static final int COUNT = 16;
+        private static final int CAPACITY_MIN = 16;
 
-        Bucket(double tokens, long lastNanos) {
-            this.tokens = tokens;
-            this.lastNanos = lastNanos;
+        private long[] keys = new long[CAPACITY_MIN];
+        private double[] tokens = new double[CAPACITY_MIN];
+        private long[] lastNanos = new long[CAPACITY_MIN];
+        private int size;
+
+        /** The slot of {@code key}, or -1. */
+        int find(long key) {
+            int mask = keys.length - 1;
+            for (int i = (int) key & mask; ; i = (i + 1) & mask) {
+                long k = keys[i];
+                if (k == key) {
+                    return i;
+                }
+                if (k == 0) {
+                    return -1;
+                }
+            }
+        }
+
+        /** Puts {@code key} (absent) and returns its slot. */
+        int insert(long key, double t, long last) {
+            if (2 * (size + 1) > keys.length) {
+                grow();
+            }
+            int mask = keys.length - 1;
+            int i = (int) key & mask;
+            while (keys[i] != 0) {
+                i = (i + 1) & mask;
+            }
+            keys[i] = key;
+            tokens[i] = t;
+            lastNanos[i] = last;
+            size++;
+            return i;
+        }
+
+        /** Frees slot {@code i}, moving back the entries after it that probed past it. */
+        void removeAt(int i) {
+            int mask = keys.length - 1;
+            int hole = i;
+            for (int j = (hole + 1) & mask; keys[j] != 0; j = (j + 1) & mask) {
+                int home = (int) keys[j] & mask;
+                // j's entry may fill the hole unless its home lies cyclically in (hole, j]
+                boolean stays = hole <= j ? hole < home && home <= j : hole < home || home <= j;
+                if (!stays) {
+                    keys[hole] = keys[j];
+                    tokens[hole] = tokens[j];
+                    lastNanos[hole] = lastNanos[j];
+                    hole = j;
+                }
+            }
+            keys[hole] = 0;
+            size--;
+        }
+
+        int size() {
+            return size;
+        }
+
+        /** The last refill of slot {@code i} (tests). */
+        long lastNanosAt(int i) {
+            return lastNanos[i];
+        }
+
+        private void grow() {
+            long[] k = keys;
+            double[] t = tokens;
+            long[] l = lastNanos;
+            keys = new long[k.length * 2];
+            tokens = new double[k.length * 2];
+            lastNanos = new long[k.length * 2];
+            size = 0;
+            for (int i = 0; i < k.length; i++) {
+                if (k[i] != 0) {
+                    insert(k[i], t[i], l[i]);
+                }
+            }
         }
     }
 
@@ -51,12 +146,19 @@ public final class BuyerRateLimiter {
     private static final class Generation {
         private static final long SEALED = 1L << 32;
 
-        final ConcurrentHashMap<String, Bucket> buckets = new ConcurrentHashMap<>();
+        final Stripe[] stripes = new Stripe[Stripe.COUNT];
         /** The low 32 bits count the buckets; {@link #SEALED} is set once no bucket may join. */
         private final AtomicLong state;
 
         Generation(boolean sealed) {
             state = new AtomicLong(sealed ? SEALED : 0);
+            for (int i = 0; i < stripes.length; i++) {
+                stripes[i] = new Stripe();
+            }
+        }
+
+        Stripe stripe(long key) {
+            return stripes[(int) (key >>> 60) & (Stripe.COUNT - 1)]; // the slot uses the low bits
         }
 
         int size() {
@@ -110,6 +212,7 @@ public final class BuyerRateLimiter {
     private final long horizonNanos;
     private final LongSupplier nanoClock;
     private final Object turnLock = new Object();
+    private final HashFunction fingerprints = Hashing.murmur3_128(ThreadLocalRandom.current().nextInt());
     private volatile Generations generations;
 
     public BuyerRateLimiter(double ratePerSecond, int burst, int buyersMax, LongSupplier nanoClock) {
@@ -127,17 +230,14 @@ public final class BuyerRateLimiter {
     }
 
     public boolean tryAcquire(String tenant, String buyer) {
-        String key = tenant + '\0' + buyer;
+        long key = fingerprint(tenant, buyer);
         boolean turnedEarly = false;
         for (;;) {
             long now = nanoClock.getAsLong();
             Generations g = generationsAt(now);
-            Bucket b = g.current.buckets.get(key);
-            if (b == null) {
-                b = g.current.buckets.computeIfAbsent(key, k -> adopt(g, k, now));
-            }
-            if (b != null) {
-                return take(b, now);
+            int answer = acquire(g, key, now);
+            if (answer != UNTRACKED) {
+                return answer == ALLOWED;
             }
             if (g.current.sealed()) {
                 synchronized (turnLock) {
@@ -158,36 +258,67 @@ public final class BuyerRateLimiter {
         return g.current.size() + g.previous.size();
     }
 
-    private boolean take(Bucket b, long now) {
-        synchronized (b) {
-            b.tokens = Math.min(burst, b.tokens + (now - b.lastNanos) * ratePerNano);
-            b.lastNanos = now;
-            // The epsilon absorbs floating-point drift of many small refills (ten 10 ms steps at 10/s = 1 token).
-            if (b.tokens >= 1 - 1e-12) {
-                b.tokens = Math.max(0, b.tokens - 1);
-                return true;
-            }
-            return false;
-        }
+    private static final int ALLOWED = 0;
+    private static final int REFUSED = 1;
+    /** No bucket: {@code g.current} is sealed, or the bound is reached. */
+    private static final int UNTRACKED = 2;
+
+    /** The 64-bit fingerprint of {@code (tenant, buyer)}; never 0 (a free slot). */
+    long fingerprint(String tenant, String buyer) {
+        long h = fingerprints.newHasher().putString(tenant, StandardCharsets.UTF_8).putByte((byte) 0)
+                .putString(buyer, StandardCharsets.UTF_8).hash().asLong();
+        return h == 0 ? 1 : h;
     }
 
     /**
-     * The bucket to put in {@code g.current} for {@code key} (called once per absent key, under the
-     * map's lock for that key): the one in {@code g.previous}, or a new full one; null when
-     * {@code g.current} is sealed or the bound is reached.
+     * Takes a token from {@code key}'s bucket in {@code g.current}, which is the one moved there
+     * from {@code g.previous} or a new full one if it has none yet.
      */
-    private Bucket adopt(Generations g, String key, long now) {
-        Bucket moved = g.previous.buckets.remove(key);
-        if (moved != null) {
-            // Count it in current before it leaves previous's count: the total never reads low.
-            if (!g.current.claim(Long.MAX_VALUE)) {
-                return null; // sealed: previous is being dropped, and this bucket with it
+    private int acquire(Generations g, long key, long now) {
+        Stripe cur = g.current.stripe(key);
+        synchronized (cur) {
+            int i = cur.find(key);
+            if (i < 0) {
+                double tokens = burst;
+                long last = now;
+                Stripe prev = g.previous.stripe(key);
+                boolean moved = false;
+                synchronized (prev) {
+                    int j = prev.find(key);
+                    if (j >= 0) {
+                        tokens = prev.tokens[j];
+                        last = prev.lastNanos[j];
+                        prev.removeAt(j);
+                        moved = true;
+                    }
+                }
+                if (moved) {
+                    // Count it in current before it leaves previous's count: the total never reads low.
+                    if (!g.current.claim(Long.MAX_VALUE)) {
+                        return UNTRACKED; // sealed: previous is being dropped, and this bucket with it
+                    }
+                    g.previous.release();
+                } else if (!g.current.claim((long) buyersMax - g.previous.size())) {
+                    // previous is sealed: its count only falls, so this limit is never too high.
+                    return UNTRACKED;
+                }
+                i = cur.insert(key, tokens, last);
             }
-            g.previous.release();
-            return moved;
+            return take(cur, i, now) ? ALLOWED : REFUSED;
         }
-        // previous is sealed: its count only falls, so this limit is never too high.
-        return g.current.claim((long) buyersMax - g.previous.size()) ? new Bucket(burst, now) : null;
+    }
+
+    /** Under {@code s}'s monitor: refills slot {@code i} to {@code now} and takes a token if it has one. */
+    private boolean take(Stripe s, int i, long now) {
+        double t = Math.min(burst, s.tokens[i] + (now - s.lastNanos[i]) * ratePerNano);
+        s.lastNanos[i] = now;
+        // The epsilon absorbs floating-point drift of many small refills (ten 10 ms steps at 10/s = 1 token).
+        if (t >= 1 - 1e-12) {
+            s.tokens[i] = Math.max(0, t - 1);
+            return true;
+        }
+        s.tokens[i] = t;
+        return false;
     }
 
     /** The generations at {@code now}, after the turn that is due, if any. */
