@@ -12,7 +12,7 @@ import java.util.function.LongSupplier;
  * buyer over its rate is refused at the router (RESOURCE_EXHAUSTED, RATE_LIMITED) before any
  * shard sees the request. Thread-safe.
  *
- * <p><b>Generations.</b> The buckets live in two maps, {@code current} and {@code previous}.
+ * <p><b>Generations.</b> The buckets live in two generations, {@code current} and {@code previous}.
  * The horizon {@code H = burst / ratePerSecond} is the time an empty bucket takes to refill
  * completely (40 / 20 per second = 2 s by default). Once {@code current} is {@code H} old (checked
  * on calls, against the nano clock: no thread of its own), it becomes {@code previous} and a new,
@@ -21,7 +21,7 @@ import java.util.function.LongSupplier;
  * {@code current}. So a bucket that is dropped was not touched since the drop's {@code current}
  * began, at least {@code H} ago: it had refilled to {@code burst}, exactly what a new bucket
  * holds. Forgetting it changes no answer. (When {@code current} is {@code 2H} old, nothing in
- * either map was touched for {@code H}, and both go.) A buyer is remembered for between {@code H}
+ * either generation was touched for {@code H}, and both go.) A buyer is remembered for between {@code H}
  * and {@code 2H} after its last request, instead of until a full map is scanned.
  *
  * <p><b>Bound.</b> At most {@code buyersMax} buckets are tracked in both generations together:
@@ -33,7 +33,7 @@ import java.util.function.LongSupplier;
  * worth its loss (so a flood cannot make every new buyer drop the ones seen a moment before), the
  * request is allowed untracked rather than refused: a limiter must not become an outage.
  *
- * <p><b>Threads.</b> The two maps sit in one immutable holder behind a volatile field: a turn
+ * <p><b>Threads.</b> The two generations sit in one immutable holder behind a volatile field: a turn
  * replaces the holder under a lock, taken only when a turn is due. A generation is sealed before
  * it stops being {@code current}, so that a thread still holding the old holder can add no
  * bucket to it (it waits for the turn and retries with a fresh clock reading). A bucket's tokens
@@ -264,7 +264,7 @@ public final class BuyerRateLimiter {
     private static final int UNTRACKED = 2;
 
     /** The 64-bit fingerprint of {@code (tenant, buyer)}; never 0 (a free slot). */
-    long fingerprint(String tenant, String buyer) {
+    private long fingerprint(String tenant, String buyer) {
         long h = fingerprints.newHasher().putString(tenant, StandardCharsets.UTF_8).putByte((byte) 0)
                 .putString(buyer, StandardCharsets.UTF_8).hash().asLong();
         return h == 0 ? 1 : h;
