@@ -190,7 +190,11 @@ record Conditions(double seconds, int cores, Double busyPct, Double iowaitPct, D
         return sum;
     }
 
-    /** {checkpoints, WAL position in bytes} of the first shard's PostgreSQL server, or null. */
+    /**
+     * {checkpoints, WAL position in bytes} of the first shard's PostgreSQL server, or null. (The
+     * checkpoint counters are in {@code pg_stat_bgwriter} up to PostgreSQL 16; on 17, which moved
+     * them to {@code pg_stat_checkpointer}, the query fails and the report says "not known".)
+     */
     private static long[] database(LocalPlatform platform) {
         if (platform == null || platform.shards().isEmpty()) {
             return null;

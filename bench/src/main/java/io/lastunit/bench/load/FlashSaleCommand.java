@@ -21,6 +21,7 @@ import io.lastunit.api.inventory.v1.Stock;
 import io.lastunit.api.topology.v1.Cell;
 import io.lastunit.api.topology.v1.ShardInfo;
 import io.lastunit.common.topology.Curators;
+import io.lastunit.common.topology.Placement;
 import io.lastunit.common.topology.Topology;
 import io.lastunit.common.topology.TopologyStore;
 import java.io.IOException;
@@ -40,6 +41,8 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.Callable;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.function.Predicate;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
 import org.apache.curator.framework.CuratorFramework;
@@ -175,7 +178,7 @@ public final class FlashSaleCommand implements Callable<Integer> {
     }
 
     /** The event loop of the buyers' connection, set when the run opens it; open loops send from it. */
-    private java.util.concurrent.ScheduledExecutorService sendLoop;
+    private ScheduledExecutorService sendLoop;
 
     private int run(PrintWriter stdout, Closer closer) throws Exception {
         Instant startedAt = Instant.now().truncatedTo(java.time.temporal.ChronoUnit.MILLIS);
@@ -329,13 +332,23 @@ public final class FlashSaleCommand implements Callable<Integer> {
      */
     List<SaleDriver.Item> twins(List<SaleDriver.Item> warm, String prefix, List<SaleDriver.Item> sale,
             LocalPlatform platform) {
+        List<List<ShardInfo>> regionShards = new ArrayList<>();
+        if (platform != null) {
+            for (String region : regionNames()) {
+                List<ShardInfo> shards = platform.shards().values().stream()
+                        .filter(s -> s.getCell().equals(Topology.SHARED_CELL) && s.getRegion().equals(region)).toList();
+                if (!shards.isEmpty()) {
+                    regionShards.add(shards);
+                }
+            }
+        }
         List<SaleDriver.Item> out = new ArrayList<>(warm.size());
         for (int k = 0; k < warm.size(); k++) {
             SaleDriver.Item w = warm.get(k);
             String id = prefix + w.itemId();
             if (platform != null) {
                 String saleItem = sale.get(k).itemId();
-                id = twinId(id, candidate -> sameHome(platform, w.tenant(), saleItem, candidate));
+                id = twinId(id, candidate -> sameHome(platform, regionShards, w.tenant(), saleItem, candidate));
             }
             out.add(new SaleDriver.Item(w.tenant(), id, w.total()));
         }
@@ -343,7 +356,7 @@ public final class FlashSaleCommand implements Callable<Integer> {
     }
 
     /** {@code base} or {@code base-N}, the first that lands where {@code saleItem} does; {@code base} if none does. */
-    static String twinId(String base, java.util.function.Predicate<String> landsWithSale) {
+    static String twinId(String base, Predicate<String> landsWithSale) {
         for (int n = 0; n < TWIN_TRIES_MAX; n++) {
             String candidate = n == 0 ? base : base + "-" + n;
             if (landsWithSale.test(candidate)) {
@@ -353,15 +366,12 @@ public final class FlashSaleCommand implements Callable<Integer> {
         return base;
     }
 
-    private boolean sameHome(LocalPlatform platform, String tenantId, String a, String b) {
-        for (String region : regionNames()) {
-            List<io.lastunit.api.topology.v1.ShardInfo> shards = platform.shards().values().stream()
-                    .filter(s -> s.getCell().equals(Topology.SHARED_CELL) && s.getRegion().equals(region)).toList();
-            if (shards.isEmpty()) {
-                continue;
-            }
-            var home = io.lastunit.common.topology.Placement.pick(tenantId, a, shards);
-            if (!home.getShardId().equals(io.lastunit.common.topology.Placement.pick(tenantId, b, shards).getShardId())) {
+    /** Whether items {@code a} and {@code b} live on the same shard of each region, and there on bucket 0's lane. */
+    private static boolean sameHome(LocalPlatform platform, List<List<ShardInfo>> regionShards, String tenantId,
+            String a, String b) {
+        for (List<ShardInfo> shards : regionShards) {
+            ShardInfo home = Placement.pick(tenantId, a, shards);
+            if (!home.getShardId().equals(Placement.pick(tenantId, b, shards).getShardId())) {
                 return false;
             }
             var engine = platform.shard(home.getShardId()).engine();

@@ -14,6 +14,7 @@ import io.lastunit.api.inventory.v1.ReserveRequest;
 import io.lastunit.api.inventory.v1.ReserveResponse;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.Executors;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
@@ -190,7 +191,7 @@ final class SaleDriver {
     private final class OpenLoopSender implements Runnable {
         private final long start;
         private final double nanosPerBuyer;
-        private final java.util.concurrent.CountDownLatch allSent = new java.util.concurrent.CountDownLatch(1);
+        private final CountDownLatch allSent = new CountDownLatch(1);
         private int next;
 
         OpenLoopSender(long start, double nanosPerBuyer) {

@@ -206,11 +206,10 @@ public final class LaneEngine implements AutoCloseable {
      *                            counters): nothing written, decided again statement by statement
      * @param paced               batches that waited for the batch interval (docs/lanes.md, "Pacing")
      * @param bucketLoads         buckets loaded whole into a lane's cache: the row and its keys
-     */
-    /**
-     * @param writeNanos time spent by the batches that committed a transaction, from the start of
-     *                   their decision to the end of their commit (the database's part: the round
-     *                   trips, the statements and the WAL flush, with the decision in memory)
+     * @param writeNanos          time spent by the batches that committed a transaction, from the
+     *                            start of their decision to the end of their commit (the database's
+     *                            part: the round trips, the statements and the WAL flush, with the
+     *                            decision in memory)
      */
     public record Stats(long batches, long opsApplied, long redos, long transactions, long oneStatementBatches,
                         long oneStatementRefusals, long paced, long bucketLoads, int queued, long writeNanos) {
