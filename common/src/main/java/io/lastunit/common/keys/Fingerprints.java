@@ -43,7 +43,7 @@ public final class Fingerprints {
         h ^= h >>> 33;
         h *= 0xff51afd7ed558ccdL;
         h ^= h >>> 33;
-        h *= 0xc4ceb93fe53a87c3L;
+        h *= 0xc4ceb9fe1a85ec53L;
         h ^= h >>> 33;
         return h;
     }

@@ -3,7 +3,11 @@ package io.lastunit.common.topology;
 import com.google.common.hash.HashFunction;
 import com.google.common.hash.Hashing;
 import io.lastunit.api.topology.v1.ShardInfo;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
+import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
+import java.util.Arrays;
 import java.util.List;
 
 /**
@@ -23,12 +27,18 @@ import java.util.List;
  */
 public final class Placement {
     private static final HashFunction HASH = Hashing.murmur3_128(0);
+    private static final VarHandle LE_LONG = MethodHandles.byteArrayViewVarHandle(long[].class, ByteOrder.LITTLE_ENDIAN);
 
     private Placement() {
     }
 
     /**
      * The shard with the highest score for {@code (tenant, item)}.
+     *
+     * <p>Runs on every Reserve, in the router and again in the shard's placement guard, so it
+     * computes the scores without Guava's hasher: the key's bytes go once into one buffer, each
+     * shard's id is written after them in turn, and {@link #murmur3x64h1} hashes the buffer.
+     * {@code PlacementTest} checks that this gives {@link #score}'s values exactly.
      *
      * @param shards the candidate shards (one cell, one region); ids are unique by construction
      * @throws IllegalArgumentException when {@code shards} is empty
@@ -37,16 +47,111 @@ public final class Placement {
         if (shards.isEmpty()) {
             throw new IllegalArgumentException("no shards to place tenant=" + tenant + ", item=" + item + " on");
         }
+        byte[] buf = new byte[Math.max(64, 3 * (tenant.length() + item.length()) + 2 + 32)];
+        int prefix = putUtf8(buf, 0, tenant);
+        buf[prefix++] = 0;
+        prefix = putUtf8(buf, prefix, item);
+        buf[prefix++] = 0;
         ShardInfo best = null;
         long bestScore = 0;
         for (ShardInfo shard : shards) {
-            long score = score(tenant, item, shard.getShardId());
-            if (best == null || beats(score, shard.getShardId(), bestScore, best.getShardId())) {
+            String id = shard.getShardId();
+            if (prefix + 3 * id.length() > buf.length) {
+                buf = Arrays.copyOf(buf, prefix + 3 * id.length());
+            }
+            long score = murmur3x64h1(buf, putUtf8(buf, prefix, id));
+            if (best == null || beats(score, id, bestScore, best.getShardId())) {
                 best = shard;
                 bestScore = score;
             }
         }
         return best;
+    }
+
+    /**
+     * Writes {@code s} as UTF-8 at {@code at} (room for three bytes per char is the caller's), and
+     * returns the end. The same bytes as {@code s.getBytes(UTF_8)}: ASCII is copied char by char,
+     * anything else goes through {@code getBytes} (which also decides unpaired surrogates).
+     */
+    private static int putUtf8(byte[] buf, int at, String s) {
+        int n = s.length();
+        for (int i = 0; i < n; i++) {
+            char c = s.charAt(i);
+            if (c >= 0x80) {
+                byte[] b = s.getBytes(StandardCharsets.UTF_8);
+                System.arraycopy(b, 0, buf, at, b.length);
+                return at + b.length;
+            }
+            buf[at + i] = (byte) c;
+        }
+        return at + n;
+    }
+
+    /**
+     * The first 8 bytes (as a little-endian long) of murmur3 x64 128 with seed 0 over
+     * {@code data[0, len)}: what Guava's {@code murmur3_128(0).hashBytes(...).asLong()} returns.
+     */
+    static long murmur3x64h1(byte[] data, int len) {
+        final long c1 = 0x87c37b91114253d5L;
+        final long c2 = 0x4cf5ad432745937fL;
+        long h1 = 0;
+        long h2 = 0;
+        int i = 0;
+        for (; i + 16 <= len; i += 16) {
+            long k1 = (long) LE_LONG.get(data, i);
+            long k2 = (long) LE_LONG.get(data, i + 8);
+            k1 *= c1;
+            k1 = Long.rotateLeft(k1, 31);
+            k1 *= c2;
+            h1 ^= k1;
+            h1 = Long.rotateLeft(h1, 27);
+            h1 += h2;
+            h1 = h1 * 5 + 0x52dce729;
+            k2 *= c2;
+            k2 = Long.rotateLeft(k2, 33);
+            k2 *= c1;
+            h2 ^= k2;
+            h2 = Long.rotateLeft(h2, 31);
+            h2 += h1;
+            h2 = h2 * 5 + 0x38495ab5;
+        }
+        int rest = len - i;
+        if (rest > 0) {
+            long k1 = 0;
+            long k2 = 0;
+            for (int j = rest - 1; j >= 8; j--) {
+                k2 = (k2 << 8) | (data[i + j] & 0xffL);
+            }
+            for (int j = Math.min(rest, 8) - 1; j >= 0; j--) {
+                k1 = (k1 << 8) | (data[i + j] & 0xffL);
+            }
+            if (rest > 8) {
+                k2 *= c2;
+                k2 = Long.rotateLeft(k2, 33);
+                k2 *= c1;
+                h2 ^= k2;
+            }
+            k1 *= c1;
+            k1 = Long.rotateLeft(k1, 31);
+            k1 *= c2;
+            h1 ^= k1;
+        }
+        h1 ^= len;
+        h2 ^= len;
+        h1 += h2;
+        h2 += h1;
+        h1 = fmix64(h1);
+        h2 = fmix64(h2);
+        return h1 + h2;
+    }
+
+    private static long fmix64(long k) {
+        k ^= k >>> 33;
+        k *= 0xff51afd7ed558ccdL;
+        k ^= k >>> 33;
+        k *= 0xc4ceb9fe1a85ec53L;
+        k ^= k >>> 33;
+        return k;
     }
 
     /** The score of {@code shardId} for {@code (tenant, item)}. Part of the stable definition. */

@@ -3,6 +3,7 @@ package io.lastunit.common.topology;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import com.google.common.hash.Hashing;
 import io.lastunit.api.topology.v1.ShardInfo;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -124,5 +125,63 @@ class PlacementTest {
                 .isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("tenant=acme")
                 .hasMessageContaining("item=sku-1");
+    }
+    /** The hash {@code pick} computes itself is Guava's murmur3_128 (seed 0) over every length of tail. */
+    @Test
+    void murmur3x64h1_isGuavasMurmur3_128() {
+        Random random = new Random(7);
+        for (int len = 0; len <= 80; len++) {
+            for (int round = 0; round < 50; round++) {
+                byte[] data = new byte[len + random.nextInt(4)]; // a buffer longer than what is hashed, as in pick
+                random.nextBytes(data);
+                long guava = Hashing.murmur3_128(0).hashBytes(data, 0, len).asLong();
+                assertThat(Placement.murmur3x64h1(data, len)).as("length %d", len).isEqualTo(guava);
+            }
+        }
+    }
+
+    /**
+     * {@code pick} picks what the stable definition ({@link Placement#score} through Guava's
+     * hasher) picks, for keys and shard ids of every kind: ASCII, other scripts, pairs and unpaired
+     * surrogates, empty strings, long ones.
+     */
+    @Test
+    void pick_agreesWithScore_forAnyStrings() {
+        Random random = new Random(11);
+        for (int round = 0; round < 3000; round++) {
+            String tenant = randomString(random);
+            String item = randomString(random);
+            List<ShardInfo> candidates = new ArrayList<>();
+            int n = 1 + random.nextInt(6);
+            for (int i = 0; i < n; i++) {
+                candidates.add(shard(randomString(random) + "#" + i));
+            }
+            ShardInfo expected = null;
+            long best = 0;
+            for (ShardInfo s : candidates) {
+                long score = Placement.score(tenant, item, s.getShardId());
+                int c = Long.compareUnsigned(score, best);
+                if (expected == null || c > 0 || (c == 0 && s.getShardId().compareTo(expected.getShardId()) < 0)) {
+                    expected = s;
+                    best = score;
+                }
+            }
+            assertThat(Placement.pick(tenant, item, candidates)).as("%s / %s", tenant, item).isEqualTo(expected);
+        }
+    }
+
+    private static String randomString(Random random) {
+        int len = random.nextInt(5) == 0 ? random.nextInt(120) : random.nextInt(12);
+        StringBuilder b = new StringBuilder();
+        for (int i = 0; i < len; i++) {
+            switch (random.nextInt(6)) {
+                case 0 -> b.append((char) (0x80 + random.nextInt(0x780))); // two UTF-8 bytes
+                case 1 -> b.append((char) (0x800 + random.nextInt(0xd000 - 0x800))); // three
+                case 2 -> b.appendCodePoint(0x10000 + random.nextInt(0x1000)); // a surrogate pair, four
+                case 3 -> b.append((char) (0xd800 + random.nextInt(0x800))); // a lone surrogate
+                default -> b.append((char) (0x20 + random.nextInt(0x5f))); // ASCII
+            }
+        }
+        return b.toString();
     }
 }
