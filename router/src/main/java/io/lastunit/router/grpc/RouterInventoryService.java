@@ -169,20 +169,28 @@ public final class RouterInventoryService extends InventoryServiceGrpc.Inventory
             validator.reserve(r);
             authorize(r.getTenantId(), false);
             String key = SoldOutCache.key(r.getTenantId(), r.getItemId(), r.getRegion());
+            SoldOutCache.Verdict cached = soldOut.check(key);
             // A key this router already sent on may have a hold: let the shard answer it.
-            if (soldOut.isSoldOut(key) && !recentKeys.seen(r.getTenantId(), r.getIdempotencyKey())) {
+            if (cached == SoldOutCache.Verdict.SOLD_OUT && !recentKeys.seen(r.getTenantId(), r.getIdempotencyKey())) {
                 shed.incrementAndGet();
                 out.onNext(ReserveResponse.newBuilder().setOutcome(ReserveOutcome.SOLD_OUT).build());
                 out.onCompleted();
                 return;
             }
+            boolean probe = cached == SoldOutCache.Verdict.PROBE;
             if (!buyers.tryAcquire(r.getTenantId(), r.getBuyerId())) {
                 shed.incrementAndGet();
+                if (probe) {
+                    soldOut.forget(key); // the probe is not sent: the next Reserve asks the shard
+                }
                 throw Failure.retryable(Reason.RATE_LIMITED, "buyer " + r.getBuyerId() + " of tenant "
                         + r.getTenantId() + " is over its request rate", Duration.ofMillis(100));
             }
             if (!inFlight.tryAcquire(key)) {
                 shed.incrementAndGet();
+                if (probe) {
+                    soldOut.forget(key);
+                }
                 throw Failure.retryable(Reason.ITEM_BUSY, "too many requests in flight for item " + r.getItemId(),
                         Duration.ofMillis(50));
             }
@@ -202,6 +210,10 @@ public final class RouterInventoryService extends InventoryServiceGrpc.Inventory
                     // while a smaller one would still succeed, so it is not cached. Nor is a
                     // SOLD_OUT of a region that stayed dry while another may still have stock.
                     soldOut.markSoldOut(key);
+                    return;
+                }
+                if (probe) {
+                    soldOut.forget(key); // the probe did not prove the item still sold out
                 }
             }).thenApply(ReserveFlow.Answer::response), out);
         } catch (Failure f) {

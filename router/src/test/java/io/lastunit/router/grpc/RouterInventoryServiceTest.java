@@ -63,6 +63,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
@@ -86,8 +87,12 @@ class RouterInventoryServiceTest {
     final Deque<Object> pullScript = new ArrayDeque<>();
     final List<AutoCloseable> closeLast = new ArrayList<>();
     final ScheduledExecutorService scheduler = Executors.newSingleThreadScheduledExecutor();
+    /** The sold-out cache's clock: it stands still unless a test moves it. */
+    final AtomicLong clock = new AtomicLong(System.nanoTime());
+    static final long SOLD_OUT_TTL = TimeUnit.MINUTES.toNanos(1);
     RouterInventoryService service;
     InventoryServiceGrpc.InventoryServiceBlockingStub client;
+    InventoryServiceGrpc.InventoryServiceFutureStub asyncClient;
 
     /** A shard node of one region that answers Reserve and CreateItem from scripts. */
     final class FakeShard extends InventoryServiceGrpc.InventoryServiceImplBase {
@@ -140,6 +145,11 @@ class RouterInventoryServiceTest {
                         .asRuntimeException());
             } else if (next instanceof Failure f) {
                 out.onError(GrpcErrors.toStatus(f));
+            } else if (next instanceof CompletableFuture<?> later) {
+                later.whenComplete((v, err) -> { // answered when the test completes it
+                    out.onNext((T) v);
+                    out.onCompleted();
+                });
             } else {
                 out.onNext((T) next);
                 out.onCompleted();
@@ -173,7 +183,7 @@ class RouterInventoryServiceTest {
         ReserveBatcher batcher = new ReserveBatcher(16, 1_000, 4);
         closeLast.add(batcher);
         service = new RouterInventoryService(new RequestValidator(Limits.defaults(Set.of("eu", "us", "ap"))), router,
-                flow, batcher, () -> topology, new SoldOutCache(TimeUnit.MINUTES.toNanos(1), 1_000, System::nanoTime),
+                flow, batcher, () -> topology, new SoldOutCache(SOLD_OUT_TTL, 1_000, clock::get),
                 new BuyerRateLimiter(1_000, 1_000, 1_000, System::nanoTime), new InFlightLimiter(100),
                 new RecentKeys(TimeUnit.MINUTES.toNanos(10), 1_000, System::nanoTime));
 
@@ -184,6 +194,7 @@ class RouterInventoryServiceTest {
         ManagedChannel channel = InProcessChannelBuilder.forName(name).directExecutor().build();
         closeLast.add(channel::shutdownNow);
         client = InventoryServiceGrpc.newBlockingStub(channel).withDeadlineAfter(10, TimeUnit.SECONDS);
+        asyncClient = InventoryServiceGrpc.newFutureStub(channel).withDeadlineAfter(10, TimeUnit.SECONDS);
     }
 
     /** What AuthInterceptor does for an admin token, without tokens. */
@@ -353,6 +364,52 @@ class RouterInventoryServiceTest {
         assertThat(second).isEqualTo(SOLD_OUT);
         assertThat(us.reserves).as("the second is answered from the sold-out cache").hasSize(1);
         assertThat(service.shedCount()).isEqualTo(1);
+    }
+
+    @Test
+    void reserve_afterTheSoldOutTtl_oneProbeAsksTheShard_theRestAreAnsweredFromTheCache_andItsSoldOutRenews()
+            throws Exception {
+        CompletableFuture<ReserveResponse> held = new CompletableFuture<>();
+        us.reserveAnswers(DRY, held);
+        pullScript.add(moved(0));
+        pullScript.add(moved(0));
+        start();
+        assertThat(client.reserve(reserve("k1"))).isEqualTo(SOLD_OUT);
+
+        clock.addAndGet(SOLD_OUT_TTL); // the entry expires
+        var probe = asyncClient.reserve(reserve("k2"));
+        long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        while (us.reserves.size() < 2 && System.nanoTime() < until) {
+            Thread.sleep(1);
+        }
+        assertThat(us.reserves).as("the probe reached the shard, which holds its answer").hasSize(2);
+        assertThat(client.reserve(reserve("k3"))).isEqualTo(SOLD_OUT);
+        assertThat(client.reserve(reserve("k4"))).isEqualTo(SOLD_OUT);
+        assertThat(us.reserves).as("answered from the cache while the probe is out").hasSize(2);
+
+        held.complete(DRY); // still dry, and the pull finds nothing anywhere: a final SOLD_OUT
+        assertThat(probe.get(10, TimeUnit.SECONDS)).isEqualTo(SOLD_OUT);
+        assertThat(client.reserve(reserve("k5"))).isEqualTo(SOLD_OUT);
+        assertThat(us.reserves).as("the probe's SOLD_OUT renewed the entry").hasSize(2);
+        assertThat(pulls).hasSize(2);
+        assertThat(service.shedCount()).isEqualTo(3);
+    }
+
+    @Test
+    void reserve_aProbeThatReserves_forgetsTheSoldOut_andTheNextReserveAsksTheShard() throws IOException {
+        us.reserveAnswers(DRY, reserved("us"), SOLD_OUT);
+        pullScript.add(moved(0));
+        start();
+        assertThat(client.reserve(reserve("k1"))).isEqualTo(SOLD_OUT);
+
+        clock.addAndGet(SOLD_OUT_TTL);
+        ReserveResponse probe = client.reserve(reserve("k2")); // a unit came back (an expiry, a Release elsewhere)
+        ReserveResponse next = client.reserve(reserve("k3"));
+
+        assertThat(probe.getOutcome()).isEqualTo(ReserveOutcome.RESERVED);
+        assertThat(next).isEqualTo(SOLD_OUT);
+        assertThat(us.reserves).as("k3 asked the shard: the probe's answer cleared the entry").hasSize(3);
+        assertThat(service.shedCount()).isZero();
     }
 
     @Test

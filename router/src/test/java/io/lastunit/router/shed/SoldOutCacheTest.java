@@ -1,8 +1,15 @@
 package io.lastunit.router.shed;
 
+import static io.lastunit.router.shed.SoldOutCache.Verdict.ASK_SHARD;
+import static io.lastunit.router.shed.SoldOutCache.Verdict.PROBE;
+import static io.lastunit.router.shed.SoldOutCache.Verdict.SOLD_OUT;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.Test;
 
@@ -25,27 +32,121 @@ class SoldOutCacheTest {
     void unknownKeyIsNotSoldOut() {
         SoldOutCache c = cache(TTL, 10);
 
+        assertThat(c.check(A)).isEqualTo(ASK_SHARD);
         assertThat(c.isSoldOut(A)).isFalse();
         assertThat(c.size()).isZero();
     }
 
     @Test
-    void markedKeyIsSoldOutUntilTheTtlPassesThenRemoved() {
+    void markedKeyIsSoldOutForTheTtl_thenOneProbe_thenLeftToTheShardAfterASecondTtl() {
         SoldOutCache c = cache(TTL, 10);
         long t0 = now.get();
 
         c.markSoldOut(A);
         assertThat(c.size()).isEqualTo(1);
-        assertThat(c.isSoldOut(A)).isTrue();
+        assertThat(c.check(A)).isEqualTo(SOLD_OUT);
 
         now.set(t0 + TTL - 1);
-        assertThat(c.isSoldOut(A)).as("1 ns before expiry").isTrue();
-        assertThat(c.size()).isEqualTo(1);
+        assertThat(c.check(A)).as("1 ns before expiry").isEqualTo(SOLD_OUT);
 
         now.set(t0 + TTL);
-        assertThat(c.isSoldOut(A)).as("at expiry").isFalse();
-        assertThat(c.size()).as("expired entry removed on read").isZero();
-        assertThat(c.isSoldOut(A)).isFalse();
+        assertThat(c.isSoldOut(A)).as("expired, no probe out yet").isFalse();
+        assertThat(c.check(A)).as("at expiry: the first to ask is the probe").isEqualTo(PROBE);
+        assertThat(c.check(A)).as("while the probe is out").isEqualTo(SOLD_OUT);
+        assertThat(c.isSoldOut(A)).isTrue();
+
+        now.set(t0 + 2 * TTL - 1);
+        assertThat(c.check(A)).as("1 ns before the stale answer is too old").isEqualTo(SOLD_OUT);
+        assertThat(c.size()).isEqualTo(1);
+
+        now.set(t0 + 2 * TTL);
+        assertThat(c.check(A)).as("the probe never came back: the shard answers again").isEqualTo(ASK_SHARD);
+        assertThat(c.size()).as("removed on read").isZero();
+        assertThat(c.check(A)).isEqualTo(ASK_SHARD);
+    }
+
+    @Test
+    void aProbesSoldOutRenewsTheEntry_andTheNextExpiryHasItsOwnProbe() {
+        SoldOutCache c = cache(TTL, 10);
+        long t0 = now.get();
+        c.markSoldOut(A);
+
+        now.set(t0 + TTL + 5);
+        assertThat(c.check(A)).isEqualTo(PROBE);
+        for (int i = 0; i < 100; i++) {
+            assertThat(c.check(A)).as("one probe per expiry").isEqualTo(SOLD_OUT);
+        }
+        c.markSoldOut(A); // the probe's answer: still sold out
+
+        now.set(t0 + 2 * TTL + 4);
+        assertThat(c.check(A)).as("fresh again: renewed at the probe's answer").isEqualTo(SOLD_OUT);
+        now.set(t0 + 2 * TTL + 5);
+        assertThat(c.check(A)).isEqualTo(PROBE);
+        assertThat(c.check(A)).isEqualTo(SOLD_OUT);
+    }
+
+    @Test
+    void aProbeThatDoesNotProveSoldOutForgets_andEveryoneAsksTheShard() {
+        SoldOutCache c = cache(TTL, 10);
+        c.markSoldOut(A);
+        now.addAndGet(TTL);
+        assertThat(c.check(A)).isEqualTo(PROBE);
+
+        c.forget(A); // the probe was RESERVED (a unit came back), or failed
+
+        assertThat(c.check(A)).isEqualTo(ASK_SHARD);
+        assertThat(c.check(A)).isEqualTo(ASK_SHARD);
+        assertThat(c.size()).isZero();
+    }
+
+    @Test
+    void isSoldOutChangesNothing() {
+        SoldOutCache c = cache(TTL, 10);
+        c.markSoldOut(A);
+        now.addAndGet(TTL);
+        for (int i = 0; i < 3; i++) {
+            assertThat(c.isSoldOut(A)).isFalse();
+        }
+        assertThat(c.check(A)).as("isSoldOut took no probe").isEqualTo(PROBE);
+    }
+
+    @Test
+    void manyThreadsAtOneExpiry_exactlyOneIsTheProbe() throws Exception {
+        SoldOutCache c = cache(TTL, 10);
+        c.markSoldOut(A);
+        now.addAndGet(TTL + 1); // the clock stands still past the expiry
+        int threads = 8;
+        int checks = 20_000;
+        AtomicInteger probes = new AtomicInteger();
+        AtomicInteger soldOut = new AtomicInteger();
+        CountDownLatch go = new CountDownLatch(1);
+        List<Thread> all = new ArrayList<>();
+        for (int t = 0; t < threads; t++) {
+            Thread th = new Thread(() -> {
+                try {
+                    go.await();
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    return;
+                }
+                for (int i = 0; i < checks; i++) {
+                    switch (c.check(A)) {
+                        case PROBE -> probes.incrementAndGet();
+                        case SOLD_OUT -> soldOut.incrementAndGet();
+                        case ASK_SHARD -> throw new AssertionError("ASK_SHARD inside the probe window");
+                    }
+                }
+            });
+            th.start();
+            all.add(th);
+        }
+        go.countDown();
+        for (Thread th : all) {
+            th.join(30_000);
+            assertThat(th.isAlive()).isFalse();
+        }
+        assertThat(probes.get()).isEqualTo(1);
+        assertThat(soldOut.get()).isEqualTo(threads * checks - 1);
     }
 
     @Test
@@ -56,7 +157,7 @@ class SoldOutCacheTest {
 
         now.addAndGet(TTL * 5);
         assertThat(c.size()).isEqualTo(2);
-        assertThat(c.isSoldOut(A)).isFalse();
+        assertThat(c.check(A)).isEqualTo(ASK_SHARD);
         assertThat(c.size()).isEqualTo(1);
     }
 
@@ -71,9 +172,9 @@ class SoldOutCacheTest {
         assertThat(c.size()).isEqualTo(1);
 
         now.set(t0 + 400_000_000L + TTL - 1);
-        assertThat(c.isSoldOut(A)).isTrue();
+        assertThat(c.check(A)).isEqualTo(SOLD_OUT);
         now.set(t0 + 400_000_000L + TTL);
-        assertThat(c.isSoldOut(A)).isFalse();
+        assertThat(c.check(A)).isEqualTo(PROBE);
     }
 
     @Test
@@ -84,8 +185,8 @@ class SoldOutCacheTest {
 
         c.forget(A);
 
-        assertThat(c.isSoldOut(A)).isFalse();
-        assertThat(c.isSoldOut(B)).isTrue();
+        assertThat(c.check(A)).isEqualTo(ASK_SHARD);
+        assertThat(c.check(B)).isEqualTo(SOLD_OUT);
         assertThat(c.size()).isEqualTo(1);
 
         c.forget(A); // forgetting twice, or an unknown key, is harmless
@@ -101,19 +202,22 @@ class SoldOutCacheTest {
         c.markSoldOut(A);
 
         assertThat(c.size()).isZero();
-        assertThat(c.isSoldOut(A)).isFalse();
+        assertThat(c.check(A)).isEqualTo(ASK_SHARD);
     }
 
     @Test
-    void oneNanosecondTtlRemembersForExactlyOneNanosecond() {
+    void oneNanosecondTtlRemembersForExactlyOneNanosecond_andProbesForOneMore() {
         SoldOutCache c = cache(1, 10);
         long t0 = now.get();
 
         c.markSoldOut(A);
 
-        assertThat(c.isSoldOut(A)).isTrue();
+        assertThat(c.check(A)).isEqualTo(SOLD_OUT);
         now.set(t0 + 1);
-        assertThat(c.isSoldOut(A)).isFalse();
+        assertThat(c.check(A)).isEqualTo(PROBE);
+        assertThat(c.check(A)).isEqualTo(SOLD_OUT);
+        now.set(t0 + 2);
+        assertThat(c.check(A)).isEqualTo(ASK_SHARD);
     }
 
     @Test
