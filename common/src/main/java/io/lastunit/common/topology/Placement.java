@@ -27,6 +27,8 @@ import java.util.List;
  */
 public final class Placement {
     private static final HashFunction HASH = Hashing.murmur3_128(0);
+    private static final long C1 = 0x87c37b91114253d5L;
+    private static final long C2 = 0x4cf5ad432745937fL;
     private static final VarHandle LE_LONG = MethodHandles.byteArrayViewVarHandle(long[].class, ByteOrder.LITTLE_ENDIAN);
 
     private Placement() {
@@ -92,25 +94,15 @@ public final class Placement {
      * {@code data[0, len)}: what Guava's {@code murmur3_128(0).hashBytes(...).asLong()} returns.
      */
     static long murmur3x64h1(byte[] data, int len) {
-        final long c1 = 0x87c37b91114253d5L;
-        final long c2 = 0x4cf5ad432745937fL;
         long h1 = 0;
         long h2 = 0;
         int i = 0;
         for (; i + 16 <= len; i += 16) {
-            long k1 = (long) LE_LONG.get(data, i);
-            long k2 = (long) LE_LONG.get(data, i + 8);
-            k1 *= c1;
-            k1 = Long.rotateLeft(k1, 31);
-            k1 *= c2;
-            h1 ^= k1;
+            h1 ^= mixK1((long) LE_LONG.get(data, i));
             h1 = Long.rotateLeft(h1, 27);
             h1 += h2;
             h1 = h1 * 5 + 0x52dce729;
-            k2 *= c2;
-            k2 = Long.rotateLeft(k2, 33);
-            k2 *= c1;
-            h2 ^= k2;
+            h2 ^= mixK2((long) LE_LONG.get(data, i + 8));
             h2 = Long.rotateLeft(h2, 31);
             h2 += h1;
             h2 = h2 * 5 + 0x38495ab5;
@@ -125,16 +117,8 @@ public final class Placement {
             for (int j = Math.min(rest, 8) - 1; j >= 0; j--) {
                 k1 = (k1 << 8) | (data[i + j] & 0xffL);
             }
-            if (rest > 8) {
-                k2 *= c2;
-                k2 = Long.rotateLeft(k2, 33);
-                k2 *= c1;
-                h2 ^= k2;
-            }
-            k1 *= c1;
-            k1 = Long.rotateLeft(k1, 31);
-            k1 *= c2;
-            h1 ^= k1;
+            h1 ^= mixK1(k1);
+            h2 ^= mixK2(k2); // 0 when rest <= 8, and mixK2(0) = 0
         }
         h1 ^= len;
         h2 ^= len;
@@ -145,6 +129,18 @@ public final class Placement {
         return h1 + h2;
     }
 
+    private static long mixK1(long k1) {
+        return Long.rotateLeft(k1 * C1, 31) * C2;
+    }
+
+    private static long mixK2(long k2) {
+        return Long.rotateLeft(k2 * C2, 33) * C1;
+    }
+
+    /**
+     * murmur3's finalizer. {@code Fingerprints} has the same function; this copy is kept here on
+     * purpose, so that nothing outside this class can change where stock lives.
+     */
     private static long fmix64(long k) {
         k ^= k >>> 33;
         k *= 0xff51afd7ed558ccdL;
