@@ -178,47 +178,63 @@ public final class RouterInventoryService extends InventoryServiceGrpc.Inventory
                 return;
             }
             boolean probe = cached == SoldOutCache.Verdict.PROBE;
-            if (!buyers.tryAcquire(r.getTenantId(), r.getBuyerId())) {
-                shed.incrementAndGet();
+            try {
+                send(r, key, probe, out);
+            } catch (RuntimeException notSent) {
                 if (probe) {
-                    soldOut.forget(key); // the probe is not sent: the next Reserve asks the shard
+                    soldOut.forget(key); // the probe was not sent: the next Reserve asks the shard
                 }
-                throw Failure.retryable(Reason.RATE_LIMITED, "buyer " + r.getBuyerId() + " of tenant "
-                        + r.getTenantId() + " is over its request rate", Duration.ofMillis(100));
+                throw notSent;
             }
-            if (!inFlight.tryAcquire(key)) {
-                shed.incrementAndGet();
-                if (probe) {
-                    soldOut.forget(key);
-                }
-                throw Failure.retryable(Reason.ITEM_BUSY, "too many requests in flight for item " + r.getItemId(),
-                        Duration.ofMillis(50));
-            }
-            Context ctx = Context.current();
-            CompletableFuture<ReserveFlow.Answer> f = reserveFlow.reserve(r, router.deadline(ctx),
-                    (req, deadline) -> router.callFollowingForward(ctx, deadline, req.getTenantId(), req.getItemId(),
-                            req.getRegion(),
-                            (region, ch, o) -> batcher.reserve(ch, inRegion(req, region), o.getDeadline())));
-            // The bookkeeping runs before the reply is sent (the reply depends on it).
-            reply(f.whenComplete((answer, err) -> {
-                inFlight.release(key);
-                ReserveResponse resp = answer == null ? null : answer.response();
-                if (resp == null || resp.getOutcome() == ReserveOutcome.RESERVED) {
-                    recentKeys.remember(r.getTenantId(), r.getIdempotencyKey()); // placed, or outcome unknown
-                } else if (answer.soldOutFinal() && r.getQuantity() == 1) {
-                    // Only a one-unit SOLD_OUT proves nothing is left; a larger request may fail
-                    // while a smaller one would still succeed, so it is not cached. Nor is a
-                    // SOLD_OUT of a region that stayed dry while another may still have stock.
-                    soldOut.markSoldOut(key);
-                    return;
-                }
-                if (probe) {
-                    soldOut.forget(key); // the probe did not prove the item still sold out
-                }
-            }).thenApply(ReserveFlow.Answer::response), out);
         } catch (Failure f) {
             out.onError(GrpcErrors.toStatus(f));
         }
+    }
+
+    /**
+     * Sheds by the buyer's rate and the item's calls in flight, else sends {@code r} to its shard
+     * and answers {@code out} from there. A {@code probe} of the sold-out cache renews the entry
+     * with a final SOLD_OUT and clears it with any other answer.
+     */
+    private void send(ReserveRequest r, String key, boolean probe, StreamObserver<ReserveResponse> out) {
+        if (!buyers.tryAcquire(r.getTenantId(), r.getBuyerId())) {
+            shed.incrementAndGet();
+            throw Failure.retryable(Reason.RATE_LIMITED, "buyer " + r.getBuyerId() + " of tenant "
+                    + r.getTenantId() + " is over its request rate", Duration.ofMillis(100));
+        }
+        if (!inFlight.tryAcquire(key)) {
+            shed.incrementAndGet();
+            throw Failure.retryable(Reason.ITEM_BUSY, "too many requests in flight for item " + r.getItemId(),
+                    Duration.ofMillis(50));
+        }
+        Context ctx = Context.current();
+        CompletableFuture<ReserveFlow.Answer> f;
+        try {
+            f = reserveFlow.reserve(r, router.deadline(ctx),
+                    (req, deadline) -> router.callFollowingForward(ctx, deadline, req.getTenantId(), req.getItemId(),
+                            req.getRegion(),
+                            (region, ch, o) -> batcher.reserve(ch, inRegion(req, region), o.getDeadline())));
+        } catch (RuntimeException e) {
+            inFlight.release(key);
+            throw e;
+        }
+        // The bookkeeping runs before the reply is sent (the reply depends on it).
+        reply(f.whenComplete((answer, err) -> {
+            inFlight.release(key);
+            ReserveResponse resp = answer == null ? null : answer.response();
+            if (resp == null || resp.getOutcome() == ReserveOutcome.RESERVED) {
+                recentKeys.remember(r.getTenantId(), r.getIdempotencyKey()); // placed, or outcome unknown
+            } else if (answer.soldOutFinal() && r.getQuantity() == 1) {
+                // Only a one-unit SOLD_OUT proves nothing is left; a larger request may fail
+                // while a smaller one would still succeed, so it is not cached. Nor is a
+                // SOLD_OUT of a region that stayed dry while another may still have stock.
+                soldOut.markSoldOut(key);
+                return;
+            }
+            if (probe) {
+                soldOut.forget(key); // the probe did not prove the item still sold out
+            }
+        }).thenApply(ReserveFlow.Answer::response), out);
     }
 
     @Override

@@ -147,8 +147,12 @@ class RouterInventoryServiceTest {
                 out.onError(GrpcErrors.toStatus(f));
             } else if (next instanceof CompletableFuture<?> later) {
                 later.whenComplete((v, err) -> { // answered when the test completes it
-                    out.onNext((T) v);
-                    out.onCompleted();
+                    if (err != null) {
+                        out.onError(Status.INTERNAL.withDescription(String.valueOf(err)).asRuntimeException());
+                    } else {
+                        out.onNext((T) v);
+                        out.onCompleted();
+                    }
                 });
             } else {
                 out.onNext((T) next);

@@ -270,6 +270,22 @@ class SoldOutCacheTest {
     }
 
     @Test
+    void whenFullAKeyAlreadyThereIsStillRenewed() {
+        SoldOutCache c = cache(TTL, 2);
+        long t0 = now.get();
+        c.markSoldOut(A);
+        c.markSoldOut(B);
+
+        now.set(t0 + TTL / 2);
+        c.markSoldOut(A); // full, nothing expired: A is renewed all the same
+
+        now.set(t0 + TTL + TTL / 4);
+        assertThat(c.check(A)).as("renewed at t0 + TTL/2").isEqualTo(SOLD_OUT);
+        assertThat(c.check(B)).isEqualTo(PROBE);
+        assertThat(c.size()).isEqualTo(2);
+    }
+
+    @Test
     void roomFreedByForgetIsReused() {
         SoldOutCache c = cache(TTL, 1);
         c.markSoldOut(A);
