@@ -90,6 +90,9 @@ class RouterInventoryServiceTest {
     /** The sold-out cache's clock: it stands still unless a test moves it. */
     final AtomicLong clock = new AtomicLong(System.nanoTime());
     static final long SOLD_OUT_TTL = TimeUnit.MINUTES.toNanos(1);
+    /** Each buyer's Reserves per second and burst; a test may lower them before {@link #start}. */
+    double buyerRate = 1_000;
+    int buyerBurst = 1_000;
     RouterInventoryService service;
     InventoryServiceGrpc.InventoryServiceBlockingStub client;
     InventoryServiceGrpc.InventoryServiceFutureStub asyncClient;
@@ -188,7 +191,7 @@ class RouterInventoryServiceTest {
         closeLast.add(batcher);
         service = new RouterInventoryService(new RequestValidator(Limits.defaults(Set.of("eu", "us", "ap"))), router,
                 flow, batcher, () -> topology, new SoldOutCache(SOLD_OUT_TTL, 1_000, clock::get),
-                new BuyerRateLimiter(1_000, 1_000, 1_000, System::nanoTime), new InFlightLimiter(100),
+                new BuyerRateLimiter(buyerRate, buyerBurst, 1_000, System::nanoTime), new InFlightLimiter(100),
                 new RecentKeys(TimeUnit.MINUTES.toNanos(10), 1_000, System::nanoTime));
 
         String name = "router-" + suffix;
@@ -414,6 +417,23 @@ class RouterInventoryServiceTest {
         assertThat(next).isEqualTo(SOLD_OUT);
         assertThat(us.reserves).as("k3 asked the shard: the probe's answer cleared the entry").hasSize(3);
         assertThat(service.shedCount()).isZero();
+    }
+
+    @Test
+    void reserve_aProbeRefusedBeforeItIsSent_clearsTheSoldOut_andTheNextReserveAsksTheShard() throws IOException {
+        buyerRate = 1;
+        buyerBurst = 1; // buyer-1's second Reserve within a second is refused
+        us.reserveAnswers(DRY, SOLD_OUT);
+        pullScript.add(moved(0));
+        start();
+        assertThat(client.reserve(reserve("k1"))).isEqualTo(SOLD_OUT);
+
+        clock.addAndGet(SOLD_OUT_TTL);
+        refused(Status.Code.RESOURCE_EXHAUSTED, Reason.RATE_LIMITED, () -> client.reserve(reserve("k2")));
+        ReserveResponse other = client.reserve(reserve("k3").toBuilder().setBuyerId("buyer-2").build());
+
+        assertThat(other).isEqualTo(SOLD_OUT);
+        assertThat(us.reserves).as("buyer-2 asked the shard: the refused probe cleared the entry").hasSize(2);
     }
 
     @Test
