@@ -208,16 +208,11 @@ public final class RouterInventoryService extends InventoryServiceGrpc.Inventory
                     Duration.ofMillis(50));
         }
         Context ctx = Context.current();
-        CompletableFuture<ReserveFlow.Answer> f;
-        try {
-            f = reserveFlow.reserve(r, router.deadline(ctx),
-                    (req, deadline) -> router.callFollowingForward(ctx, deadline, req.getTenantId(), req.getItemId(),
-                            req.getRegion(),
-                            (region, ch, o) -> batcher.reserve(ch, inRegion(req, region), o.getDeadline())));
-        } catch (RuntimeException e) {
-            inFlight.release(key);
-            throw e;
-        }
+        // Never throws: ReserveFlow turns a failed shard call into a failed future.
+        CompletableFuture<ReserveFlow.Answer> f = reserveFlow.reserve(r, router.deadline(ctx),
+                (req, deadline) -> router.callFollowingForward(ctx, deadline, req.getTenantId(), req.getItemId(),
+                        req.getRegion(),
+                        (region, ch, o) -> batcher.reserve(ch, inRegion(req, region), o.getDeadline())));
         // The bookkeeping runs before the reply is sent (the reply depends on it).
         reply(f.whenComplete((answer, err) -> {
             inFlight.release(key);

@@ -89,8 +89,11 @@ public final class SoldOutCache {
         }
     }
 
-    /** Whether a Reserve of {@code key} would be answered SOLD_OUT here now; changes nothing. */
-    public boolean isSoldOut(String key) {
+    /**
+     * Whether a Reserve of {@code key} would be answered SOLD_OUT here now, without taking the
+     * probe ({@link #check} is what the router asks). For tests.
+     */
+    boolean isSoldOut(String key) {
         Entry e = entries.get(key);
         if (e == null) {
             return false;
