@@ -67,8 +67,10 @@ public record ShardConfig(
     }
 
     /**
-     * @param poolSize connections; 0 = lanes + read threads + 2 (sweeper, spare). Fewer than
-     *                 that would make lanes wait on the pool, so it is refused.
+     * @param poolSize connections; 0 = 2 × lanes + read threads + 2 (each lane's batch and its
+     *                 borrows, the readers, the sweeper, a spare). Fewer than lanes + read threads
+     *                 + 2 would make lanes wait on the pool for their batches, so it is refused;
+     *                 between the two, a borrow may wait for a connection another borrow returns.
      */
     public record Jdbc(String url, String user, String password, int poolSize) {
     }
@@ -130,7 +132,7 @@ public record ShardConfig(
 
     /** The pool size in force. */
     public int poolSize() {
-        return jdbc.poolSize() != 0 ? jdbc.poolSize() : minPool(lanes, readThreads);
+        return jdbc.poolSize() != 0 ? jdbc.poolSize() : minPool(lanes, readThreads) + lanes.laneCount();
     }
 
     public ShardConfig withJdbc(Jdbc other) {

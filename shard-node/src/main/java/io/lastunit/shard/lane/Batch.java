@@ -43,12 +43,6 @@ final class Batch {
 
     /** Counter changes of one bucket within this batch. */
     private static final class Delta {
-        /** Allotment moved in by borrowing from a sibling. */
-        long allotment;
-        /** Units borrowed from siblings in this batch (in available and allotment). */
-        long borrowed;
-        /** Units lent to a sibling of this lane in this batch (already taken by the borrow statement). */
-        long lent;
         long available;
         long held;
         long sold;
@@ -71,8 +65,16 @@ final class Batch {
     private final List<Runnable> completions = new ArrayList<>();
     private final List<LaneStore.BucketRow> bucketRows = new ArrayList<>();
     private final Map<BucketKey, Long> recomputedDue = new HashMap<>();
-    /** Lender rows after a borrow, published after the commit (before the final bucket rows). */
-    private final List<LaneStore.BucketRow> lenderRows = new ArrayList<>();
+    /**
+     * Rows of the borrowing buckets after this batch's borrows, each committed already. The
+     * lender's published level is set right after its borrow commits; the borrower's only when
+     * the batch ends ({@link #publish} with its final row, or {@link #publishBorrows}), so that
+     * units this batch is still promising are not offered to other lanes' borrows meanwhile.
+     */
+    private final List<LaneStore.BucketRow> borrowerRows = new ArrayList<>();
+    private boolean published;
+    /** What the lane's batch holds against other lanes' borrows, across its attempts. */
+    private final Promises promises;
     /** Reserves that belong to another bucket's lane, sent there after the commit. */
     private final List<Map.Entry<Op.Reserve, Integer>> reroutes = new ArrayList<>();
     /** Reserves for an item collapsed to its home region, to be recorded FORWARDED. */
@@ -85,12 +87,14 @@ final class Batch {
     /** New holds prepared but not yet written, for the one statement. */
     private NewHolds deferred;
     private boolean oneStatementSent;
-    private boolean lockWaitsBounded;
     private boolean committedInStatement;
     private boolean refusedInOneStatement;
 
-    Batch(Lane lane, LazyConnection conn, List<Op> ops, Set<String> keysElsewhere, boolean stepwise) {
+    Batch(Lane lane, LazyConnection conn, List<Op> ops, Set<String> keysElsewhere, boolean stepwise,
+          Promises promises) {
         this.lane = lane;
+        this.promises = promises;
+        promises.beginAttempt();
         this.conn = conn;
         this.ops = ops;
         this.keysElsewhere = keysElsewhere;
@@ -314,6 +318,7 @@ final class Batch {
 
     private Redo decideReserves(List<Op.Reserve> reserves) throws SQLException {
         if (reserves.isEmpty()) {
+            promises.attemptDecided();
             return null;
         }
         Map<String, Long> usage = readUsage(reserves);
@@ -360,14 +365,14 @@ final class Batch {
                 continue;
             }
             Delta d = delta(r.bucket());
-            long remaining = remaining(b, d);
+            long remaining = remaining(b, d, route);
             if (remaining < q.getQuantity() && route != null && route.bucketCount > 1) {
                 int outcome = borrow(b, d, route, q.getQuantity() - remaining);
-                if (outcome == WAIT_FOR_SWEEP) {
+                if (outcome == WAIT_FOR_SWEEP || outcome == CLOSED) {
                     lane.carryOver(r);
                     continue;
                 }
-                remaining = remaining(b, d);
+                remaining = remaining(b, d, route);
             }
             if (remaining < q.getQuantity()) {
                 if (b.keysComplete()) {
@@ -387,8 +392,12 @@ final class Batch {
                 usageAdded.merge(uk, (long) q.getQuantity(), Long::sum);
             }
             d.taken += q.getQuantity();
+            if (route != null && route.bucketCount > 1) {
+                promises.want(route, r.bucket(), q.getQuantity());
+            }
             accepted.add(r);
         }
+        promises.attemptDecided();
         resolveMaybeSoldOut(maybeSoldOut, lookups);
         answerLookups(lookups);
         Redo redo = insertForwarded();
@@ -421,8 +430,13 @@ final class Batch {
         completions.add(() -> r.future().complete(resp));
     }
 
-    private static long remaining(BucketState b, Delta d) {
-        return b.available + d.credited + d.borrowed - d.lent - d.taken;
+    /**
+     * What the bucket has left for this batch: its cached units, less what other lanes' committed
+     * borrows took after the cached row ({@link BucketState#unseenLent}), plus what this batch gave
+     * back, less what it took. {@code route} is the bucket's item's (null for none).
+     */
+    private static long remaining(BucketState b, Delta d, ItemRoute route) {
+        return b.available - b.unseenLent(route) + d.credited - d.taken;
     }
 
     /**
@@ -441,14 +455,16 @@ final class Batch {
     private static final int BORROWED = 0;
     private static final int NOTHING = 1;
     private static final int WAIT_FOR_SWEEP = 2;
+    /** This bucket closed under the batch (a collapse committed): the Reserve goes to bucket 0 next batch. */
+    private static final int CLOSED = 3;
 
     /**
-     * A dry bucket borrows from its richest siblings (DESIGN §5), in this transaction: each
-     * sibling's available and allotment drop in one conditional statement, this bucket's rise with
-     * the final bucket update. From each it takes what is still missing and at least half of what
-     * the sibling shows, so buckets even out and borrowing stays rare; it goes on to the next
-     * richest while one has too little. With no sibling showing stock but one holding
-     * expired holds, that bucket's lane is asked to sweep and the reserve waits one batch.
+     * A dry bucket borrows from its richest siblings (DESIGN §5), each borrow a short transaction
+     * of its own on another connection ({@link #borrowFrom}), committed before this batch goes on:
+     * from each sibling it takes what is still missing, or half of what the sibling can spare if
+     * that is more, so buckets even out and borrowing stays rare; it goes on to the next richest
+     * while one has too little. With no sibling showing stock but one holding expired holds, that bucket's lane
+     * is asked to sweep and the reserve waits one batch.
      */
     private int borrow(BucketState b, Delta d, ItemRoute route, long need) throws SQLException {
         BucketKey k = b.key;
@@ -465,50 +481,50 @@ final class Batch {
             BucketState local = lane.cached(sk);
             Delta sd = deltas.get(sk);
             long shown = route.available(s);
-            if (local != null && sd != null) {
-                shown = Math.min(shown, remaining(local, sd));
+            boolean promised = local != null && sd != null; // this batch decided Reserves of the sibling too
+            if (promised) {
+                shown = Math.min(shown, remaining(local, sd, route));
             }
             if (shown <= 0) {
                 continue;
             }
-            // What is still missing, and at least half of what the sibling shows; several siblings
-            // together when one alone has too little (a multi-unit Reserve near the end).
-            long missing = need - got;
-            LaneStore.Borrowed lent = borrowFrom(k, s, Math.max(missing, shown / 2));
+            // What is still missing, or half of what the sibling has if that is more; several
+            // siblings together when one alone has too little (a multi-unit Reserve near the end).
+            // Never more than a sibling of this lane has left after this batch's own Reserves.
+            LaneStore.Borrowed lent = borrowFrom(k, s, need - got, promised ? shown : Long.MAX_VALUE);
+            if (lent == LaneStore.Borrowed.CLOSED) {
+                return CLOSED;
+            }
             if (lent == null) {
                 staleSeen = true; // it showed units it no longer has: the published view is behind
                 continue;
             }
             got += lent.units();
-            d.borrowed += lent.units();
-            d.available += lent.units();
-            d.allotment += lent.units();
-            if (sd != null) {
-                sd.lent += lent.units();
-            } else if (local != null) {
-                delta(sk).lent += lent.units();
-            }
-            lenderRows.add(lent.lender());
         }
         if (got < need && staleSeen) {
             // The published levels were behind (a collapse or another lane's borrow just moved
             // units): read the rows themselves before any SOLD_OUT.
-            for (long[] row : store.availableByBucket(c(), k.tenantId(), k.itemId())) {
+            for (long[] row : availableByBucket(k)) {
                 int s = (int) row[0];
                 if (got >= need || s == k.bucketNo() || row[1] <= 0) {
                     continue;
                 }
-                LaneStore.Borrowed lent = borrowFrom(k, s, need - got);
+                BucketKey sk = new BucketKey(k.tenantId(), k.itemId(), s);
+                BucketState local = lane.cached(sk);
+                Delta sd = deltas.get(sk);
+                long cap = need - got; // only what is missing here: the published levels are behind
+                if (local != null && sd != null) {
+                    cap = Math.min(cap, remaining(local, sd, route));
+                    if (cap <= 0) {
+                        continue;
+                    }
+                }
+                LaneStore.Borrowed lent = borrowFrom(k, s, need - got, cap);
+                if (lent == LaneStore.Borrowed.CLOSED) {
+                    return CLOSED;
+                }
                 if (lent != null) {
                     got += lent.units();
-                    d.borrowed += lent.units();
-                    d.available += lent.units();
-                    d.allotment += lent.units();
-                    BucketKey sk = new BucketKey(k.tenantId(), k.itemId(), s);
-                    if (deltas.containsKey(sk) || lane.cached(sk) != null) {
-                        delta(sk).lent += lent.units();
-                    }
-                    lenderRows.add(lent.lender());
                 }
             }
         }
@@ -524,30 +540,99 @@ final class Batch {
     }
 
     /**
-     * How long any statement of a borrowing batch waits for a row lock (PostgreSQL's
-     * {@code lock_timeout}, set for the rest of the transaction at its first borrow). A borrowing
-     * batch holds its lenders' rows until it commits and takes its own rows last, so two lanes
-     * borrowing from each other's buckets can wait on each other in a cycle, which PostgreSQL would
-     * only end after its {@code deadlock_timeout} (1 s), with both lanes standing still. The batch
-     * gives up after this wait instead (SQL state 55P03) and is decided again. Other lanes hold a
-     * row for the end of a batch, a few milliseconds; the bound is well above that.
+     * How long a borrow waits for a row lock (PostgreSQL's {@code lock_timeout}, set in the
+     * borrow's own transaction). A borrow locks two rows in bucket order and commits at once, and
+     * the rows it waits for are held by another lane's batch only from its final update to its
+     * commit, or by another borrow, collapse or transfer, all in bucket order: no cycle, and a wait
+     * of a commit or two. The bound is for a commit the disk stalls; a borrow that waits longer
+     * fails with SQL state 55P03, and its batch is decided again.
      */
     static final long BORROW_LOCK_TIMEOUT_MILLIS = 100;
     /**
-     * Redos after a lock wait cut short that do not count in {@code redoMax}. A commit stalled
-     * elsewhere (the disk) can hold a row longer than the bound, and borrowers meet each other
-     * again after a redo; a batch should not fail every Reserve in it for that alone. After
-     * these, such redos count like any other.
+     * Redos after a borrow's lock wait was cut short that do not count in {@code redoMax}: a
+     * commit stalled elsewhere (the disk) should not fail every Reserve of a batch for that alone.
+     * After these, such redos count like any other.
      */
     static final int LOCK_TIMEOUT_REDOS_MAX = 8;
 
-    /** One borrow from sibling {@code from}, bounding this transaction's lock waits first. */
-    private LaneStore.Borrowed borrowFrom(BucketKey k, int from, long max) throws SQLException {
-        if (!lockWaitsBounded) {
-            LaneStore.boundLockWaits(c(), BORROW_LOCK_TIMEOUT_MILLIS);
-            lockWaitsBounded = true;
+    /**
+     * One borrow from sibling {@code from} into this batch's bucket, as a transaction of its own
+     * on a connection of its own ({@link LaneStore#borrowInto}), committed here. This lane's cache
+     * takes it in at once: both buckets' cached counters are set from the rows the borrow returned.
+     * Whatever this batch does next, the units have moved; its own final update carries only its
+     * own Reserves, Releases and expiries. The lender's published level and the item's lent total
+     * for it are set at once; the borrower's level when the batch ends ({@link #borrowerRows}). What
+     * the lender's lane has promised stays in the row ({@link Promises}). If the borrow fails, both
+     * buckets are reloaded before their next use, since a failed commit leaves its outcome unknown.
+     *
+     * <p>Committing the borrow before the batch is what keeps borrowers from blocking each other:
+     * inside the batch's transaction the sibling's row stayed locked until the batch committed,
+     * and two lanes borrowing from each other's buckets could wait on each other in a cycle.
+     */
+    private LaneStore.Borrowed borrowFrom(BucketKey k, int from, long need, long cap) throws SQLException {
+        BucketKey lenderKey = new BucketKey(k.tenantId(), k.itemId(), from);
+        LaneStore.Borrowed moved;
+        try (Connection bc = lane.borrowConnection()) {
+            try {
+                LaneStore.boundLockWaits(bc, BORROW_LOCK_TIMEOUT_MILLIS);
+                ItemRoute route = lane.route(lenderKey);
+                moved = store.borrowInto(bc, k.tenantId(), k.itemId(), k.bucketNo(), from, need, cap,
+                        () -> route == null ? 0 : route.promised(from));
+                if (moved == null || moved == LaneStore.Borrowed.CLOSED) {
+                    bc.rollback();
+                    return moved;
+                }
+                bc.commit();
+            } catch (SQLException | RuntimeException e) {
+                rollbackQuietly(bc);
+                markStale(k);
+                markStale(lenderKey);
+                throw e;
+            }
         }
-        return store.borrow(c(), k.tenantId(), k.itemId(), from, 1, max);
+        lane.borrowed(moved.units());
+        ItemRoute itemRoute = lane.route(lenderKey);
+        if (itemRoute != null) {
+            itemRoute.lentUpTo(from, moved.lender().lent()); // the lender's lane now counts these units gone
+            itemRoute.publish(from, moved.lender().available());
+        }
+        borrowerRows.add(moved.borrower());
+        for (LaneStore.BucketRow r : List.of(moved.lender(), moved.borrower())) {
+            BucketState cached = lane.cached(new BucketKey(r.tenantId(), r.itemId(), r.bucketNo()));
+            if (cached != null) {
+                cached.setCounters(r.allotment(), r.available(), r.held(), r.sold(), r.lent());
+            }
+        }
+        return moved;
+    }
+
+    /** Every bucket of the item with its committed available units, read on a borrow's connection. */
+    private List<long[]> availableByBucket(BucketKey k) throws SQLException {
+        try (Connection bc = lane.borrowConnection()) {
+            try {
+                List<long[]> rows = store.availableByBucket(bc, k.tenantId(), k.itemId());
+                bc.commit();
+                return rows;
+            } catch (SQLException | RuntimeException e) {
+                rollbackQuietly(bc);
+                throw e;
+            }
+        }
+    }
+
+    private void markStale(BucketKey k) {
+        BucketState b = lane.cached(k);
+        if (b != null) {
+            b.stale = true;
+        }
+    }
+
+    private static void rollbackQuietly(Connection c) {
+        try {
+            c.rollback();
+        } catch (SQLException ignored) {
+            // the connection is broken; the pool evicts it
+        }
     }
 
     private static int richestUntried(ItemRoute route, int except, Set<Integer> tried) {
@@ -830,7 +915,7 @@ final class Batch {
         List<BucketKey> keys = new ArrayList<>();
         for (Map.Entry<BucketKey, Delta> e : deltas.entrySet()) {
             Delta d = e.getValue();
-            if (d.available != 0 || d.held != 0 || d.sold != 0 || d.allotment != 0) {
+            if (d.available != 0 || d.held != 0 || d.sold != 0) {
                 keys.add(e.getKey());
             }
         }
@@ -843,7 +928,7 @@ final class Batch {
             b.t[x] = k.tenantId();
             b.i[x] = k.itemId();
             b.bn[x] = k.bucketNo();
-            b.dal[x] = d.allotment;
+            b.dal[x] = 0L; // allotment moves only in a borrow, which commits on its own
             b.da[x] = d.available;
             b.dh[x] = d.held;
             b.ds[x] = d.sold;
@@ -927,6 +1012,33 @@ final class Batch {
         return refusedInOneStatement;
     }
 
+    /**
+     * After the last attempt at a batch: a borrow commits whatever becomes of the attempt that
+     * made it, so a bucket that borrowed and has no final row published by a committed attempt
+     * (the attempt was refused and the next one did not touch the bucket, or the batch failed)
+     * has its published level raised to the row the borrow returned. Its units are not hidden
+     * from other lanes, and the level is not raised while an attempt is still promising them.
+     */
+    static void publishBorrows(List<Batch> attempts) {
+        Set<BucketKey> published = new java.util.HashSet<>();
+        for (Batch a : attempts) {
+            if (a.published) {
+                for (LaneStore.BucketRow r : a.bucketRows) {
+                    published.add(new BucketKey(r.tenantId(), r.itemId(), r.bucketNo()));
+                }
+            }
+        }
+        for (Batch a : attempts) {
+            for (LaneStore.BucketRow r : a.borrowerRows) {
+                BucketKey k = new BucketKey(r.tenantId(), r.itemId(), r.bucketNo());
+                ItemRoute route = published.contains(k) ? null : a.lane.route(k);
+                if (route != null) {
+                    route.raise(r.bucketNo(), r.available());
+                }
+            }
+        }
+    }
+
     /** Before the commit: raise the published units of buckets this batch adds units to. */
     void raiseBeforeCommit() {
         for (LaneStore.BucketRow r : bucketRows) {
@@ -947,13 +1059,12 @@ final class Batch {
 
     /** After the commit: refresh the cache from what the database returned, then answer every caller. */
     void publish() {
-        List<LaneStore.BucketRow> all = new ArrayList<>(lenderRows);
-        all.addAll(bucketRows); // a bucket's final row comes last
-        for (LaneStore.BucketRow r : all) {
+        published = true;
+        for (LaneStore.BucketRow r : bucketRows) {
             BucketKey k = new BucketKey(r.tenantId(), r.itemId(), r.bucketNo());
             BucketState b = lane.cached(k);
             if (b != null) {
-                b.setCounters(r.allotment(), r.available(), r.held(), r.sold());
+                b.setCounters(r.allotment(), r.available(), r.held(), r.sold(), r.lent());
             }
             ItemRoute route = lane.route(k);
             if (route != null) {

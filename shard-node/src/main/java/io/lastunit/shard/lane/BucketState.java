@@ -33,6 +33,12 @@ final class BucketState {
     long sold;
     /** Lower bound of expires_at (epoch micros, database clock) of the bucket's HELD holds. */
     long earliestDueMicros = Long.MAX_VALUE;
+    /**
+     * The row's lent total (schema V6) the counters came from; -1 when the statement that returned
+     * them did not read it (then {@link #unseenLent} counts nothing, the old behaviour: a stale
+     * value may be too high, and the conditional update refuses it).
+     */
+    private long lentAtRow = -1;
     /** A redo found the counters stale: reload them (not the keys) before the next use. */
     boolean stale;
     private final LongSet keys = new LongSet();
@@ -45,12 +51,28 @@ final class BucketState {
         this.keyIndexMax = keyIndexMax;
     }
 
-    void setCounters(long allotment, long available, long held, long sold) {
+    /** The counters of a row the database returned, with its lent total (-1: not read). */
+    void setCounters(long allotment, long available, long held, long sold, long lent) {
         this.allotment = allotment;
         this.available = available;
         this.held = held;
         this.sold = sold;
+        this.lentAtRow = lent;
         assertBalanced();
+    }
+
+    /**
+     * Units that other lanes' committed borrows took out of this bucket after the row the
+     * counters came from: the route's lent total (raised by each borrower after its commit)
+     * beyond the row's. Never more than what left: a borrow counts here only once committed and
+     * once returned by its own statement, and a row read after it already carries it. Zero when
+     * the row's total is unknown or the route is not the one the borrows raise.
+     */
+    long unseenLent(ItemRoute route) {
+        if (lentAtRow < 0 || route == null) {
+            return 0;
+        }
+        return Math.max(0, route.lent(key.bucketNo()) - lentAtRow);
     }
 
     /** Invariant of DESIGN §1, checked whenever the counters change (both sides of a commit). */

@@ -28,6 +28,18 @@ final class ItemRoute {
     private volatile int[] open;
     private final AtomicLongArray available;
     private final AtomicLongArray dueMicros;
+    /**
+     * Each bucket's total of units lent to siblings (the row's {@code lent}, schema V6) as the
+     * borrows that committed have returned it: only ever raised, after a commit. A lane whose
+     * cached row carries a smaller total knows that much has left the bucket since its row.
+     */
+    private final AtomicLongArray lent;
+    /**
+     * Units each bucket's lane has promised to Reserves of a batch it has not finished (decided,
+     * not yet committed or given up): a borrow leaves them in the bucket, so it does not take what
+     * the lane's final update is about to take. Only kept for items of several buckets.
+     */
+    private final AtomicLongArray promised;
     /** Collapsed into one bucket, or a collapse is queued: request it once. */
     final AtomicBoolean collapsing = new AtomicBoolean();
     /** The item shipped its stock home (DESIGN §6): new Reserves here are forwarded. */
@@ -46,6 +58,8 @@ final class ItemRoute {
         this.open = open.clone();
         this.available = new AtomicLongArray(bucketCount);
         this.dueMicros = new AtomicLongArray(bucketCount);
+        this.lent = new AtomicLongArray(bucketCount);
+        this.promised = new AtomicLongArray(bucketCount);
         for (int b = 0; b < bucketCount; b++) {
             dueMicros.set(b, Long.MAX_VALUE);
         }
@@ -102,6 +116,30 @@ final class ItemRoute {
         if (bucketNo >= 0 && bucketNo < bucketCount) {
             available.accumulateAndGet(bucketNo, availableUnits, Math::max);
         }
+    }
+
+    /** After a borrow from {@code bucketNo} committed: the lender row's lent total it returned. */
+    void lentUpTo(int bucketNo, long lentTotal) {
+        if (bucketNo >= 0 && bucketNo < bucketCount) {
+            lent.accumulateAndGet(bucketNo, lentTotal, Math::max);
+        }
+    }
+
+    /** The highest lent total of the bucket that a committed borrow has returned (0 if none here). */
+    long lent(int bucketNo) {
+        return bucketNo >= 0 && bucketNo < bucketCount ? lent.get(bucketNo) : 0;
+    }
+
+    /** The bucket's lane promised {@code units} more (negative: the batch ended). */
+    void promise(int bucketNo, long units) {
+        if (bucketNo >= 0 && bucketNo < bucketCount) {
+            promised.addAndGet(bucketNo, units);
+        }
+    }
+
+    /** Units of the bucket promised to Reserves of an unfinished batch of its lane. */
+    long promised(int bucketNo) {
+        return bucketNo >= 0 && bucketNo < bucketCount ? Math.max(0, promised.get(bucketNo)) : 0;
     }
 
     void publishDue(int bucketNo, long micros) {

@@ -43,8 +43,8 @@ final class Lane implements Runnable {
     private static final Logger log = LoggerFactory.getLogger(Lane.class);
     /**
      * SQL states after which the batch is decided again: serialization, deadlock, CHECK, and a
-     * lock wait longer than allowed (a borrowing batch's {@link Batch#BORROW_LOCK_TIMEOUT_MILLIS}
-     * is handled before these, outside {@code redoMax}; this covers a role's own lock_timeout).
+     * lock wait longer than allowed (a borrow's {@link Batch#BORROW_LOCK_TIMEOUT_MILLIS} is handled
+     * before these, outside {@code redoMax}; this covers a role's own lock_timeout).
      */
     private static final Set<String> REDO_STATES = Set.of("40001", "40P01", "23514", "55P03");
 
@@ -99,6 +99,11 @@ final class Lane implements Runnable {
     final AtomicLong bucketLoads = new AtomicLong();
     /** Of the batches that committed a transaction: nanoseconds from the start of the decision to the end of the commit. */
     final AtomicLong writeNanos = new AtomicLong();
+    /** Borrows committed for this lane's buckets ({@link Batch}), and the units they moved in. */
+    final AtomicLong borrows = new AtomicLong();
+    final AtomicLong borrowedUnits = new AtomicLong();
+    /** Batches decided again because a borrow's lock wait was cut short (SQL state 55P03). */
+    final AtomicLong borrowLockTimeouts = new AtomicLong();
 
     Lane(int index, LaneEngine engine, DataSource dataSource, LaneStore store, ItemStore items, LaneConfig config,
          Limits limits, InstantSource clock) {
@@ -299,6 +304,17 @@ final class Lane implements Runnable {
      * database refuses the cached view. Every operation is completed when this returns.
      */
     private void applyBatch(List<Op> ops) {
+        List<Batch> attempts = new ArrayList<>(2);
+        Promises promises = new Promises();
+        try {
+            applyAttempts(ops, attempts, promises);
+        } finally {
+            promises.releaseAll(); // after the commit, if there was one
+            Batch.publishBorrows(attempts);
+        }
+    }
+
+    private void applyAttempts(List<Op> ops, List<Batch> attempts, Promises promises) {
         Set<String> keysElsewhere = new HashSet<>();
         Set<BucketKey> reload = new HashSet<>();
         boolean stepwise = false;
@@ -318,7 +334,8 @@ final class Lane implements Runnable {
             boolean committing = false;
             Batch b = null;
             try (LazyConnection c = new LazyConnection(dataSource)) {
-                b = new Batch(this, c, ops, keysElsewhere, stepwise);
+                b = new Batch(this, c, ops, keysElsewhere, stepwise, promises);
+                attempts.add(b);
                 try {
                     long decideNanos = System.nanoTime();
                     Batch.Redo redo = b.decideAndWrite();
@@ -364,12 +381,13 @@ final class Lane implements Runnable {
                 invalidate(ops);
                 if (!committing && LOCK_NOT_AVAILABLE.equals(e.getSQLState())
                         && lockTimeouts < Batch.LOCK_TIMEOUT_REDOS_MAX) {
-                    // A borrowing batch gave up a lock wait (a cycle with another borrower, or a
-                    // commit stalled elsewhere): decide again. Up to LOCK_TIMEOUT_REDOS_MAX such
-                    // redos do not count in redoMax; after that they do.
+                    // A borrow gave up a lock wait (a commit stalled elsewhere: borrows lock in
+                    // bucket order and commit at once, so not a cycle): decide again. Up to
+                    // LOCK_TIMEOUT_REDOS_MAX such redos do not count in redoMax; after that they do.
                     lockTimeouts++;
                     attempt--;
                     redos.incrementAndGet();
+                    borrowLockTimeouts.incrementAndGet();
                     log.debug("lane {}: redo after a lock wait of {} ms: {}", index,
                             Batch.BORROW_LOCK_TIMEOUT_MILLIS, e.getMessage());
                     continue;
@@ -443,7 +461,7 @@ final class Lane implements Runnable {
         LaneStore.BucketRow row = loaded.bucket();
         if (b != null) {
             b.item = item;
-            b.setCounters(row.allotment(), row.available(), row.held(), row.sold());
+            b.setCounters(row.allotment(), row.available(), row.held(), row.sold(), row.lent());
             b.earliestDueMicros = loaded.earliestDueMicros();
             b.stale = false;
             route(c, key.tenantId(), key.itemId());
@@ -451,7 +469,7 @@ final class Lane implements Runnable {
         }
         b = new BucketState(key, item, config.keyIndexMax());
         bucketLoads.incrementAndGet();
-        b.setCounters(row.allotment(), row.available(), row.held(), row.sold());
+        b.setCounters(row.allotment(), row.available(), row.held(), row.sold(), row.lent());
         b.earliestDueMicros = loaded.earliestDueMicros();
         List<String> keys = store.bucketKeys(c, key.tenantId(), key.itemId(), key.bucketNo(), config.keyIndexMax());
         for (String k : keys) {
@@ -529,6 +547,17 @@ final class Lane implements Runnable {
         return store;
     }
 
+    /** A connection of the pool for one borrow's own transaction ({@link Batch}); the caller closes it. */
+    Connection borrowConnection() throws SQLException {
+        return dataSource.getConnection();
+    }
+
+    /** A borrow for one of this lane's buckets committed. */
+    void borrowed(long units) {
+        borrows.incrementAndGet();
+        borrowedUnits.addAndGet(units);
+    }
+
     LaneConfig config() {
         return config;
     }
@@ -602,9 +631,11 @@ final class Lane implements Runnable {
 
     /**
      * How long a collapse waits for each bucket row lock. Other lanes hold a row only for the end
-     * of a batch (a few milliseconds), so this is generous; it bounds how long bucket 0's lane can
-     * stand still behind a collapse, which would otherwise be PostgreSQL's deadlock_timeout (1 s)
-     * whenever a borrowing batch holds the rows in the other order.
+     * of a batch or for one borrow (a few milliseconds), and borrows lock in bucket order as the
+     * collapse does, so this is generous; it bounds how long bucket 0's lane can stand still
+     * behind a commit the disk stalls. (Before borrows committed on their own, a borrowing batch
+     * held its lenders' rows in another order, and a cycle stalled the lane for PostgreSQL's
+     * deadlock_timeout, 1 s.)
      */
     static final long COLLAPSE_LOCK_TIMEOUT_MILLIS = 100;
     private static final String LOCK_NOT_AVAILABLE = "55P03";
@@ -634,7 +665,7 @@ final class Lane implements Runnable {
                 route.publish(0, row.available());
                 BucketState b0 = buckets.get(k);
                 if (b0 != null) {
-                    b0.setCounters(row.allotment(), row.available(), row.held(), row.sold());
+                    b0.setCounters(row.allotment(), row.available(), row.held(), row.sold(), row.lent());
                     addKeys(b0, keys);
                 }
                 log.info("lane {}: collapsed {}/{} into bucket 0 ({} available)", index, k.tenantId(), k.itemId(),
@@ -672,7 +703,7 @@ final class Lane implements Runnable {
         route.publish(row.bucketNo(), row.available());
         BucketState cached = buckets.get(new BucketKey(row.tenantId(), row.itemId(), row.bucketNo()));
         if (cached != null) {
-            cached.setCounters(row.allotment(), row.available(), row.held(), row.sold());
+            cached.setCounters(row.allotment(), row.available(), row.held(), row.sold(), row.lent());
         }
     }
 

@@ -210,9 +210,15 @@ public final class LaneEngine implements AutoCloseable {
      *                            start of their decision to the end of their commit (the database's
      *                            part: the round trips, the statements and the WAL flush, with the
      *                            decision in memory)
+     * @param borrows             borrows committed: a dry bucket taking units from a sibling, each in
+     *                            a transaction of its own (docs/escrow-buckets.md, "Borrowing")
+     * @param borrowedUnits       the units those borrows moved
+     * @param lockTimeouts        batches decided again because a borrow waited for a row lock
+     *                            longer than {@code Batch.BORROW_LOCK_TIMEOUT_MILLIS}
      */
     public record Stats(long batches, long opsApplied, long redos, long transactions, long oneStatementBatches,
-                        long oneStatementRefusals, long paced, long bucketLoads, int queued, long writeNanos) {
+                        long oneStatementRefusals, long paced, long bucketLoads, int queued, long writeNanos,
+                        long borrows, long borrowedUnits, long lockTimeouts) {
         public double meanBatch() {
             return batches == 0 ? 0 : (double) opsApplied / batches;
         }
@@ -228,6 +234,9 @@ public final class LaneEngine implements AutoCloseable {
         long paced = 0;
         long loads = 0;
         long write = 0;
+        long borrows = 0;
+        long borrowed = 0;
+        long timeouts = 0;
         int q = 0;
         for (Lane l : lanes) {
             b += l.batches.get();
@@ -239,9 +248,12 @@ public final class LaneEngine implements AutoCloseable {
             paced += l.paced.get();
             loads += l.bucketLoads.get();
             write += l.writeNanos.get();
+            borrows += l.borrows.get();
+            borrowed += l.borrowedUnits.get();
+            timeouts += l.borrowLockTimeouts.get();
             q += l.depth();
         }
-        return new Stats(b, o, r, t, one, refused, paced, loads, q, write);
+        return new Stats(b, o, r, t, one, refused, paced, loads, q, write, borrows, borrowed, timeouts);
     }
 
     /** Stops accepting work and waits (bounded) for the lanes to finish what they accepted. */

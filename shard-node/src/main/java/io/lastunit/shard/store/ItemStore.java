@@ -106,11 +106,10 @@ public final class ItemStore {
             throws SQLException {
         LaneStore.boundLockWaits(c, lockTimeoutMillis);
         // Every bucket row of the item, bucket 0 first, locked in bucket order before anything is
-        // written: the order a transfer takes them in too. The lanes take a borrowing batch's rows
-        // in their own order (lenders richest first, their own row last), so a collapse could still
-        // meet one of them in a cycle; the lock timeout (theirs too) makes the collapse give up (it
-        // is tried again after a later batch) instead of stalling bucket 0's lane for PostgreSQL's
-        // deadlock_timeout.
+        // written: the order a transfer and a borrow (LaneStore.borrowInto) take them in too, and a
+        // lane's batch locks only its own buckets' rows, so no cycle. The lock timeout bounds a
+        // wait for a commit the disk stalls: the collapse gives up (it is tried again after a later
+        // batch) instead of stalling bucket 0's lane.
         transfers.lockBuckets(c, tenant, item);
         try (PreparedStatement ps = c.prepareStatement(COLLAPSE_MOVE)) {
             ps.setString(1, tenant);

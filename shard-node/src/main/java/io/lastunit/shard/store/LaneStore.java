@@ -24,9 +24,18 @@ import java.util.UUID;
  */
 public final class LaneStore {
 
-    /** A bucket row as returned by the conditional update or a load. */
+    /**
+     * A bucket row as returned by the conditional update or a load. {@code lent} is the row's
+     * running total of units it lent to siblings (schema V6), so that a lane can tell which
+     * borrows from the bucket its counters already reflect; -1 when the statement did not read it.
+     */
     public record BucketRow(String tenantId, String itemId, int bucketNo,
-                            long allotment, long available, long held, long sold) {
+                            long allotment, long available, long held, long sold, long lent) {
+        /** A row read without its lent total (a collapse, a transfer, a restock). */
+        public BucketRow(String tenantId, String itemId, int bucketNo, long allotment, long available, long held,
+                         long sold) {
+            this(tenantId, itemId, bucketNo, allotment, available, held, sold, -1);
+        }
     }
 
     /** An item with one of its buckets, the earliest HELD expiry in it and the database clock. */
@@ -37,7 +46,7 @@ public final class LaneStore {
 
     private static final String LOAD_BUCKET = """
             SELECT i.home_region, i.total, i.per_buyer_limit, i.hold_ttl_ms, i.extend_by_ms, i.bucket_count, i.state,
-                   b.allotment, b.available, b.held, b.sold,
+                   b.allotment, b.available, b.held, b.sold, b.lent,
                    (SELECT min(h.expires_at) FROM holds h
                      WHERE h.tenant_id = b.tenant_id AND h.item_id = b.item_id AND h.bucket_no = b.bucket_no
                        AND h.state = 'HELD'),
@@ -54,11 +63,12 @@ public final class LaneStore {
                 if (!rs.next()) {
                     return null;
                 }
-                Timestamp due = rs.getTimestamp(12);
+                Timestamp due = rs.getTimestamp(13);
                 return new LoadedBucket(rs.getString(1), rs.getLong(2), rs.getInt(3), rs.getLong(4), rs.getLong(5),
                         rs.getInt(6), rs.getString(7),
-                        new BucketRow(tenant, item, bucketNo, rs.getLong(8), rs.getLong(9), rs.getLong(10), rs.getLong(11)),
-                        due == null ? Long.MAX_VALUE : micros(due), micros(rs.getTimestamp(13)));
+                        new BucketRow(tenant, item, bucketNo, rs.getLong(8), rs.getLong(9), rs.getLong(10), rs.getLong(11),
+                                rs.getLong(12)),
+                        due == null ? Long.MAX_VALUE : micros(due), micros(rs.getTimestamp(14)));
             }
         }
     }
@@ -257,7 +267,7 @@ public final class LaneStore {
              WHERE b.tenant_id = d.t AND b.item_id = d.i AND b.bucket_no = d.n
                AND b.available + d.da >= 0 AND b.held + d.dh >= 0 AND b.sold + d.ds >= 0
                AND (d.tk = 0 OR b.open)
-            RETURNING b.tenant_id, b.item_id, b.bucket_no, b.allotment, b.available, b.held, b.sold""";
+            RETURNING b.tenant_id, b.item_id, b.bucket_no, b.allotment, b.available, b.held, b.sold, b.lent""";
 
     private static final String INSERT_HOLDS = HOLDS_AND_OUTBOX_CTES + """
 
@@ -307,7 +317,7 @@ public final class LaneStore {
     private static final String RESERVE_IN_ONE_STATEMENT = HOLDS_AND_OUTBOX_CTES + ", upd AS (\n"
             + BUCKET_DELTAS_UPDATE + "\n)" + """
 
-            SELECT v.at, u.tenant_id, u.item_id, u.bucket_no, u.allotment, u.available, u.held, u.sold
+            SELECT v.at, u.tenant_id, u.item_id, u.bucket_no, u.allotment, u.available, u.held, u.sold, u.lent
               FROM (SELECT now() AS at,
                            lastunit_require((SELECT count(*) FROM ins) = ? AND (SELECT count(*) FROM upd) = ?,
                                             'one-statement batch refused: a key in use or stale bucket counters')
@@ -343,7 +353,7 @@ public final class LaneStore {
                 while (rs.next()) {
                     at = rs.getTimestamp(1).toInstant();
                     rows.add(new BucketRow(rs.getString(2), rs.getString(3), rs.getInt(4),
-                            rs.getLong(5), rs.getLong(6), rs.getLong(7), rs.getLong(8)));
+                            rs.getLong(5), rs.getLong(6), rs.getLong(7), rs.getLong(8), rs.getLong(9)));
                 }
             }
             if (at == null || rows.size() != bucketNos.length) {
@@ -398,38 +408,82 @@ public final class LaneStore {
     }
 
     /**
-     * Takes up to {@code max} available units (at least {@code min}) out of a sibling bucket, for a
-     * dry bucket of the same item in the same transaction; allotment moves with them. Returns the
-     * units taken and the sibling's new row, or null when it has fewer than {@code min}.
+     * Moves units, with as much allotment, out of sibling bucket {@code from} into bucket
+     * {@code to} of the same item: {@code need}, or half of what the sibling can spare if that is
+     * more, or all it can spare if that is less; never more than {@code cap}. What it can spare is
+     * its available units less {@code keep} (units its own lane has promised to Reserves it is
+     * still writing), asked once the rows are locked. In the caller's
+     * transaction, which should hold nothing else and commit at once: a borrow is a transaction of
+     * its own. First both rows are locked in bucket order, the order a collapse and a transfer lock
+     * an item's rows in, so borrows, collapses and transfers never wait on each other in a cycle;
+     * a lane's batch locks only its own buckets' rows. Then one update moves the units.
+     *
+     * @return the units moved with both rows after the move; {@link Borrowed#CLOSED} when bucket
+     *     {@code to} is closed (its item collapsed into bucket 0: nothing may move into it); null
+     *     when the sibling has nothing to spare. Nothing is written unless units moved.
      */
-    public Borrowed borrow(Connection c, String tenant, String item, int fromBucket, long min, long max)
-            throws SQLException {
+    public Borrowed borrowInto(Connection c, String tenant, String item, int to, int from, long need, long cap,
+                               java.util.function.LongSupplier keep) throws SQLException {
+        if (to == from || need < 1 || cap < 1) {
+            throw new IllegalArgumentException("borrow of " + need + " (at most " + cap + ") from bucket " + from
+                    + " into bucket " + to);
+        }
+        long lenderAvailable = -1;
+        boolean borrowerOpen = false;
         try (PreparedStatement ps = c.prepareStatement("""
-                WITH s AS (
-                    SELECT available FROM buckets WHERE tenant_id = ? AND item_id = ? AND bucket_no = ? FOR UPDATE
-                )
-                UPDATE buckets b
-                   SET available = b.available - least(s.available, ?), allotment = b.allotment - least(s.available, ?)
-                  FROM s
-                 WHERE b.tenant_id = ? AND b.item_id = ? AND b.bucket_no = ? AND s.available >= ?
-                RETURNING least(s.available, ?), b.allotment, b.available, b.held, b.sold""")) {
+                SELECT bucket_no, available, open FROM buckets
+                 WHERE tenant_id = ? AND item_id = ? AND bucket_no IN (?, ?)
+                 ORDER BY bucket_no FOR UPDATE""")) {
             ps.setString(1, tenant);
             ps.setString(2, item);
-            ps.setInt(3, fromBucket);
-            ps.setLong(4, max);
-            ps.setLong(5, max);
-            ps.setString(6, tenant);
-            ps.setString(7, item);
-            ps.setInt(8, fromBucket);
-            ps.setLong(9, min);
-            ps.setLong(10, max);
+            ps.setInt(3, to);
+            ps.setInt(4, from);
             try (ResultSet rs = ps.executeQuery()) {
-                if (!rs.next()) {
-                    return null;
+                while (rs.next()) {
+                    if (rs.getInt(1) == from) {
+                        lenderAvailable = rs.getLong(2);
+                    } else {
+                        borrowerOpen = rs.getBoolean(3);
+                    }
                 }
-                return new Borrowed(rs.getLong(1), new BucketRow(tenant, item, fromBucket, rs.getLong(2), rs.getLong(3),
-                        rs.getLong(4), rs.getLong(5)));
             }
+        }
+        if (!borrowerOpen) {
+            return Borrowed.CLOSED;
+        }
+        long spare = lenderAvailable - Math.max(0, keep.getAsLong()); // read with the row locked
+        if (spare < 1) {
+            return null;
+        }
+        long units = Math.min(cap, Math.min(spare, Math.max(need, spare / 2)));
+        try (PreparedStatement ps = c.prepareStatement("""
+                UPDATE buckets b
+                   SET available = b.available + d.k, allotment = b.allotment + d.k, lent = b.lent + greatest(-d.k, 0)
+                  FROM unnest(?::int4[], ?::int8[]) AS d(n, k)
+                 WHERE b.tenant_id = ? AND b.item_id = ? AND b.bucket_no = d.n AND b.available + d.k >= 0
+                RETURNING b.bucket_no, b.allotment, b.available, b.held, b.sold, b.lent""")) {
+            ps.setArray(1, c.createArrayOf("int4", new Integer[] {to, from}));
+            ps.setArray(2, c.createArrayOf("int8", new Long[] {units, -units}));
+            ps.setString(3, tenant);
+            ps.setString(4, item);
+            BucketRow borrower = null;
+            BucketRow lender = null;
+            try (ResultSet rs = ps.executeQuery()) {
+                while (rs.next()) {
+                    BucketRow row = new BucketRow(tenant, item, rs.getInt(1), rs.getLong(2), rs.getLong(3),
+                            rs.getLong(4), rs.getLong(5), rs.getLong(6));
+                    if (row.bucketNo() == to) {
+                        borrower = row;
+                    } else {
+                        lender = row;
+                    }
+                }
+            }
+            if (borrower == null || lender == null) { // both rows are locked: only a broken invariant gets here
+                throw new IllegalStateException("borrow of " + units + " from " + tenant + "/" + item + " bucket "
+                        + from + " into " + to + " updated " + (borrower == null ? "no borrower" : "no lender"));
+            }
+            return new Borrowed(units, borrower, lender);
         }
     }
 
@@ -449,8 +503,10 @@ public final class LaneStore {
         }
     }
 
-    /** Units a bucket lent to a sibling, and the lender's row after. */
-    public record Borrowed(long units, BucketRow lender) {
+    /** What a borrow moved: the units and both rows after it (see {@link #borrowInto}). */
+    public record Borrowed(long units, BucketRow borrower, BucketRow lender) {
+        /** The borrowing bucket is closed: nothing moved. */
+        public static final Borrowed CLOSED = new Borrowed(0, null, null);
     }
 
     /** Every bucket of an item with its available units, open flag and earliest HELD expiry. */
@@ -588,7 +644,7 @@ public final class LaneStore {
             try (ResultSet rs = ps.executeQuery()) {
                 while (rs.next()) {
                     rows.add(new BucketRow(rs.getString(1), rs.getString(2), rs.getInt(3),
-                            rs.getLong(4), rs.getLong(5), rs.getLong(6), rs.getLong(7)));
+                            rs.getLong(4), rs.getLong(5), rs.getLong(6), rs.getLong(7), rs.getLong(8)));
                 }
             }
             return rows;
