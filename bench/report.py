@@ -183,6 +183,8 @@ with open(out, "w") as f:
           f"| {g('lane_ms_decision_to_commit', '.2f')} | {g('pg_checkpoints', 'd')} | {wal} |\n")
     w("\n")
     w("## Flash sale (load generator, 10,000 units, 1,000,000 buyers, 512 in flight)\n\n")
+    w("After a warm-up of 10,000 buyers for 10,000 units of other items, then 100,000 more buyers of those items once "
+      "sold out (`--warmup 10000 --warmup-sold-out 100000`: both the RESERVED and the SOLD_OUT answer are warm).\n\n")
     w(f"`sold={sale.get('sold', '?')} total={sale.get('total', '?')}`, `invariant={sale.get('invariant', '?')}`, "
       f"`reserve_per_s={sale.get('reserve_per_s', '?')}`, `p99_ms={sale.get('p99_ms', '?')}`.\n\n")
     w("## Flash sale in 3 regions (same sale, stock split evenly, buyers spread evenly, a bucket-balancer)\n\n")

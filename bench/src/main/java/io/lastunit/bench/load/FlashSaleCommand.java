@@ -79,6 +79,7 @@ public final class FlashSaleCommand implements Callable<Integer> {
     static final long ITEM_TOTAL_MAX = 1_000_000_000L;
     static final double RATE_MAX = 10_000_000;
     static final int WARMUP_SECONDS_MAX = 600;
+    static final int WARMUP_SOLD_OUT_MAX = 10_000_000;
     static final String DB_PREFIX = "lastunit_load_";
     static final DateTimeFormatter FILE_STAMP = DateTimeFormatter.ofPattern("yyyyMMdd'T'HHmmss'Z'")
             .withZone(ZoneOffset.UTC);
@@ -118,6 +119,9 @@ public final class FlashSaleCommand implements Callable<Integer> {
 
     @Option(names = "--warmup", paramLabel = "N", description = "Before the sale, sell N units of separate warm-up items to N buyers (closed loop, not measured, not in sold/total) so that the JIT and the pools are warm (default ${DEFAULT-VALUE}).")
     int warmup;
+
+    @Option(names = "--warmup-sold-out", paramLabel = "N", description = "After the --warmup buyers, N more buyers of the warm-up items, which are sold out by then (closed loop, not measured): the SOLD_OUT answer is warm too, as it would be on a platform that has served sales before. Without it the first seconds after a sell-out run that path cold (default ${DEFAULT-VALUE}; 0.." + WARMUP_SOLD_OUT_MAX + "; needs --warmup).")
+    int warmupSoldOut;
 
     @Option(names = "--warmup-seconds", paramLabel = "S", description = "With --rate: after the --warmup buyers, S seconds of open-loop load at the same rate on other separate warm-up items (not measured), so the sale starts on a platform already in its steady state at that rate, as JMH measures after its warm-up iterations (default ${DEFAULT-VALUE}; 0..600).")
     int warmupSeconds;
@@ -303,6 +307,14 @@ public final class FlashSaleCommand implements Callable<Integer> {
         stdout.printf(Locale.ROOT, "warm-up: %,d buyers in %.2f s (%,.0f reserve/s, %,d errors; not measured)%n%n",
                 w.buyers(), w.durationSeconds(), w.reservePerSecond(), w.errors());
         stdout.flush();
+        if (warmupSoldOut > 0) {
+            // New keys for the same (now sold-out) items: every one is answered SOLD_OUT.
+            SaleResult x = new SaleDriver(channel, new SaleDriver.Plan(warmItems, warmupSoldOut, concurrency, 0, confirm,
+                    regionNames(), tag + "x"), new Progress(Progress.Mode.NONE, System.err)).run();
+            stdout.printf(Locale.ROOT, "warm-up, sold out: %,d buyers in %.2f s (%,d SOLD_OUT, %,d reserved, %,d "
+                    + "errors; not measured)%n%n", x.buyers(), x.durationSeconds(), x.soldOut(), x.reserved(), x.errors());
+            stdout.flush();
+        }
         if (rate == null || warmupSeconds == 0) {
             return;
         }
@@ -525,6 +537,7 @@ public final class FlashSaleCommand implements Callable<Integer> {
         m.put("rate", rate);
         m.put("confirm", confirm);
         m.put("warmup", warmup);
+        m.put("warmup_sold_out", warmupSoldOut);
         m.put("warmup_seconds", warmupSeconds);
         m.put("target", target);
         m.put("zookeeper", zookeeper);
@@ -664,6 +677,11 @@ public final class FlashSaleCommand implements Callable<Integer> {
             problems.add("--warmup " + warmup + " is negative");
         } else if (items >= 1 && items <= ITEMS_MAX && (warmup + items - 1L) / items > ITEM_TOTAL_MAX) {
             problems.add("--warmup " + warmup + " over " + items + " items is more than " + ITEM_TOTAL_MAX + " per item");
+        }
+        if (warmupSoldOut < 0 || warmupSoldOut > WARMUP_SOLD_OUT_MAX) {
+            problems.add("--warmup-sold-out " + warmupSoldOut + " is outside [0, " + WARMUP_SOLD_OUT_MAX + "]");
+        } else if (warmupSoldOut > 0 && warmup <= 0) {
+            problems.add("--warmup-sold-out needs --warmup (it asks for the warm-up items once they are sold out)");
         }
         if (warmupSeconds < 0 || warmupSeconds > WARMUP_SECONDS_MAX) {
             problems.add("--warmup-seconds " + warmupSeconds + " is outside [0, " + WARMUP_SECONDS_MAX + "]");

@@ -129,6 +129,18 @@ class FlashSaleCommandTest {
     }
 
     @Test
+    void warmupSoldOutNeedsAWarmupAndIsBounded() {
+        assertThat(parse().warmupSoldOut).isZero();
+        assertThat(parse("--warmup", "10000", "--warmup-sold-out", "100000").problems()).isEmpty();
+        assertThat(parse("--warmup-sold-out", "100000").problems()).singleElement().asString()
+                .isEqualTo("--warmup-sold-out needs --warmup (it asks for the warm-up items once they are sold out)");
+        assertThat(parse("--warmup", "10", "--warmup-sold-out", "-1").problems()).singleElement().asString()
+                .isEqualTo("--warmup-sold-out -1 is outside [0, 10000000]");
+        assertThat(parse("--warmup", "10", "--warmup-sold-out", "10000001").problems()).singleElement().asString()
+                .isEqualTo("--warmup-sold-out 10000001 is outside [0, 10000000]");
+    }
+
+    @Test
     void warmupSecondsNeedAnOpenLoopAndAreBounded() {
         assertThat(parse().warmupSeconds).isZero();
         assertThat(parse("--rate", "1000", "--warmup-seconds", "10").problems()).isEmpty();
