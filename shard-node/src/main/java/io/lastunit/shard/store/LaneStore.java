@@ -12,6 +12,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
+import java.util.function.LongSupplier;
 
 /**
  * The statements a lane runs, each one round trip that handles a whole batch through
@@ -412,18 +413,20 @@ public final class LaneStore {
      * {@code to} of the same item: {@code need}, or half of what the sibling can spare if that is
      * more, or all it can spare if that is less; never more than {@code cap}. What it can spare is
      * its available units less {@code keep} (units its own lane has promised to Reserves it is
-     * still writing), asked once the rows are locked. In the caller's
-     * transaction, which should hold nothing else and commit at once: a borrow is a transaction of
-     * its own. First both rows are locked in bucket order, the order a collapse and a transfer lock
-     * an item's rows in, so borrows, collapses and transfers never wait on each other in a cycle;
-     * a lane's batch locks only its own buckets' rows. Then one update moves the units.
+     * still writing), asked once the rows are locked.
+     *
+     * <p>Runs in the caller's transaction, which should hold nothing else and commit at once: a
+     * borrow is a transaction of its own. First both rows are locked in bucket order, the order a
+     * collapse and a transfer lock an item's rows in, so borrows, collapses and transfers never
+     * wait on each other in a cycle; a lane's batch locks only its own buckets' rows. Then one
+     * update moves the units and adds them to the sibling's {@code lent} total.
      *
      * @return the units moved with both rows after the move; {@link Borrowed#CLOSED} when bucket
      *     {@code to} is closed (its item collapsed into bucket 0: nothing may move into it); null
      *     when the sibling has nothing to spare. Nothing is written unless units moved.
      */
     public Borrowed borrowInto(Connection c, String tenant, String item, int to, int from, long need, long cap,
-                               java.util.function.LongSupplier keep) throws SQLException {
+                               LongSupplier keep) throws SQLException {
         if (to == from || need < 1 || cap < 1) {
             throw new IllegalArgumentException("borrow of " + need + " (at most " + cap + ") from bucket " + from
                     + " into bucket " + to);
