@@ -30,7 +30,7 @@ public final class EmbeddedDatabase implements AutoCloseable {
     public static EmbeddedDatabase start(boolean shutdownHook) throws IOException {
         return new EmbeddedDatabase(EmbeddedPostgres.builder()
                 .setServerConfig("listen_addresses", "127.0.0.1")
-                .setServerConfig("max_connections", "200")
+                .setServerConfig("max_connections", "500")
                 // The library's default is synchronous_commit=off; lastunit answers RESERVED only
                 // for a hold that survives a crash, here as in production.
                 .setServerConfig("synchronous_commit", "on")
