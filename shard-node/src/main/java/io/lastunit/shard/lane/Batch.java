@@ -1020,6 +1020,13 @@ final class Batch {
      * from other lanes, and the level is not raised while an attempt is still promising them.
      */
     static void publishBorrows(List<Batch> attempts) {
+        boolean borrowed = false;
+        for (Batch a : attempts) {
+            borrowed |= !a.borrowerRows.isEmpty();
+        }
+        if (!borrowed) {
+            return; // the common case: nothing borrowed, nothing to build for every batch
+        }
         Set<BucketKey> published = new java.util.HashSet<>();
         for (Batch a : attempts) {
             if (a.published) {

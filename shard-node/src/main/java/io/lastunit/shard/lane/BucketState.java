@@ -65,8 +65,10 @@ final class BucketState {
      * Units that other lanes' committed borrows took out of this bucket after the row the
      * counters came from: the route's lent total (raised by each borrower after its commit)
      * beyond the row's. Never more than what left: a borrow counts here only once committed and
-     * once returned by its own statement, and a row read after it already carries it. Zero when
-     * the row's total is unknown or the route is not the one the borrows raise.
+     * once returned by its own statement, and a row read after it already carries it. Totals are
+     * the row's own, not counts since some moment, so a route rebuilt after the row (its totals
+     * back at 0) counts nothing until a borrow raises it past the row's. Zero when the row's total
+     * is unknown or there is no route.
      */
     long unseenLent(ItemRoute route) {
         if (lentAtRow < 0 || route == null) {
