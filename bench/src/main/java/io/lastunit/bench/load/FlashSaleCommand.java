@@ -123,6 +123,9 @@ public final class FlashSaleCommand implements Callable<Integer> {
     @Option(names = "--warmup-sold-out", paramLabel = "N", description = "After the --warmup buyers, N more buyers of the warm-up items, which are sold out by then (closed loop, not measured): the SOLD_OUT answer is warm too, as it would be on a platform that has served sales before. Without it the first seconds after a sell-out run that path cold (default ${DEFAULT-VALUE}; 0.." + WARMUP_SOLD_OUT_MAX + "; needs --warmup).")
     int warmupSoldOut;
 
+    @Option(names = "--host-probe", paramLabel = "SECONDS", description = "Before anything else, SECONDS of a thread asking to sleep 0.5 ms again and again: how late this host wakes it (p50, p99, p99.9, max) goes into the summary beside the sale's conditions. On a shared host the latency tail moves with it (default ${DEFAULT-VALUE}: off; 0.." + HostProbe.SECONDS_MAX + ").")
+    int hostProbe;
+
     @Option(names = "--warmup-seconds", paramLabel = "S", description = "With --rate: after the --warmup buyers, S seconds of open-loop load at the same rate on other separate warm-up items (not measured), so the sale starts on a platform already in its steady state at that rate, as JMH measures after its warm-up iterations (default ${DEFAULT-VALUE}; 0..600).")
     int warmupSeconds;
 
@@ -194,6 +197,13 @@ public final class FlashSaleCommand implements Callable<Integer> {
                 buyers, units, items, items == 1 ? "" : "s", rate == null ? "closed loop, " + concurrency + " in flight"
                         : String.format(Locale.ROOT, "open loop at %,.0f Reserves/s, at most %d in flight", rate,
                                 concurrency), runTag);
+
+        HostProbe probe = null;
+        if (hostProbe > 0) {
+            probe = HostProbe.measure(hostProbe);
+            stdout.println(probe.line());
+            stdout.flush();
+        }
 
         long t0 = System.nanoTime();
         LocalPlatform platform = null;
@@ -277,7 +287,7 @@ public final class FlashSaleCommand implements Callable<Integer> {
         double checkSeconds = (System.nanoTime() - k0) / 1e9;
 
         RunReport report = new RunReport(startedAt, commandLine(), optionsMap(), machine(), sale, sold, total, units,
-                invariant, stockErrors, setupSeconds, checkSeconds, conditions);
+                invariant, stockErrors, setupSeconds, checkSeconds, conditions, probe);
         report.printTerminal(stdout);
         stdout.println();
         writeReports(report, stdout);
@@ -538,6 +548,7 @@ public final class FlashSaleCommand implements Callable<Integer> {
         m.put("confirm", confirm);
         m.put("warmup", warmup);
         m.put("warmup_sold_out", warmupSoldOut);
+        m.put("host_probe_s", hostProbe);
         m.put("warmup_seconds", warmupSeconds);
         m.put("target", target);
         m.put("zookeeper", zookeeper);
@@ -677,6 +688,9 @@ public final class FlashSaleCommand implements Callable<Integer> {
             problems.add("--warmup " + warmup + " is negative");
         } else if (items >= 1 && items <= ITEMS_MAX && (warmup + items - 1L) / items > ITEM_TOTAL_MAX) {
             problems.add("--warmup " + warmup + " over " + items + " items is more than " + ITEM_TOTAL_MAX + " per item");
+        }
+        if (hostProbe < 0 || hostProbe > HostProbe.SECONDS_MAX) {
+            problems.add("--host-probe " + hostProbe + " is outside [0, " + HostProbe.SECONDS_MAX + "]");
         }
         if (warmupSoldOut < 0 || warmupSoldOut > WARMUP_SOLD_OUT_MAX) {
             problems.add("--warmup-sold-out " + warmupSoldOut + " is outside [0, " + WARMUP_SOLD_OUT_MAX + "]");

@@ -20,10 +20,11 @@ import java.util.Map;
  * @param total       Σ total over the items, read back
  * @param units       units put on sale
  * @param stockErrors items whose stock could not be read back
+ * @param hostProbe   how late the host woke a sleeping thread before the run, or {@code null} (no {@code --host-probe})
  */
 record RunReport(Instant startedAt, String commandLine, Map<String, Object> options, Map<String, Object> machine,
         SaleResult sale, long sold, long total, long units, Invariant invariant, List<String> stockErrors,
-        double setupSeconds, double checkSeconds, Conditions conditions) {
+        double setupSeconds, double checkSeconds, Conditions conditions, HostProbe hostProbe) {
 
     static final String RESERVE_PER_S_DEFINITION = "successful reservations (RESERVED) divided by the seconds from "
             + "the first request to the reply that reserved the last unit, or to the last reply when not every unit "
@@ -149,6 +150,9 @@ record RunReport(Instant startedAt, String commandLine, Map<String, Object> opti
                 out.println("  " + c);
             }
         }
+        if (hostProbe != null) {
+            out.println("  " + hostProbe.line());
+        }
         for (String e : sale.errorSamples()) {
             out.println("  error: " + e);
         }
@@ -235,6 +239,7 @@ record RunReport(Instant startedAt, String commandLine, Map<String, Object> opti
         per.put("seconds", rows);
         m.put("latency_per_second", per);
         m.put("conditions", conditions == null ? null : conditions.toMap());
+        m.put("host_probe", hostProbe == null ? null : hostProbe.toMap());
         Map<String, Object> stock = new LinkedHashMap<>();
         stock.put("sold", sold);
         stock.put("total", total);
@@ -299,6 +304,9 @@ record RunReport(Instant startedAt, String commandLine, Map<String, Object> opti
             for (String c : conditions.lines()) {
                 sb.append("- ").append(c).append('\n');
             }
+        }
+        if (hostProbe != null) {
+            sb.append(conditions == null ? "\n" : "").append("- ").append(hostProbe.line()).append('\n');
         }
         sb.append("\nInvariant check: **").append(invariant.status()).append("**");
         if (invariant.status() != Invariant.Status.SKIPPED) {

@@ -141,6 +141,16 @@ class FlashSaleCommandTest {
     }
 
     @Test
+    void hostProbeIsOffByDefaultAndBounded() {
+        assertThat(parse().hostProbe).isZero();
+        assertThat(parse("--host-probe", "3").problems()).isEmpty();
+        assertThat(parse("--host-probe", "-1").problems()).singleElement().asString()
+                .isEqualTo("--host-probe -1 is outside [0, 60]");
+        assertThat(parse("--host-probe", "61").problems()).singleElement().asString()
+                .isEqualTo("--host-probe 61 is outside [0, 60]");
+    }
+
+    @Test
     void warmupSecondsNeedAnOpenLoopAndAreBounded() {
         assertThat(parse().warmupSeconds).isZero();
         assertThat(parse("--rate", "1000", "--warmup-seconds", "10").problems()).isEmpty();

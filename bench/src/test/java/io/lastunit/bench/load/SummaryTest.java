@@ -158,6 +158,26 @@ class SummaryTest {
     }
 
     @Test
+    void theHostProbeIsInEveryForm() {
+        HostProbe probe = new HostProbe(3.0, 5_000, 0.09, 0.36, 2.44, 4.16);
+        RunReport r = report(result(20, 10, 10, 0, 20, S, S, histogram(), histogram()), 10, 10, 10, okInvariant(),
+                probe);
+        String line = "host before the run: a thread asking to sleep 0.5 ms woke 0.09 ms late at p50, 0.36 at p99, "
+                + "2.44 at p99.9, 4.16 at most (5,000 wake-ups in 3.0 s)";
+        assertThat(probe.line()).isEqualTo(line);
+        java.io.StringWriter text = new java.io.StringWriter();
+        r.printTerminal(new java.io.PrintWriter(text));
+        assertThat(text.toString()).contains("  " + line + "\n");
+        assertThat(r.markdown()).contains("- " + line + "\n");
+        assertThat(r.json()).contains("\"host_probe\": {").contains("\"late_p99_ms\": 0.36,")
+                .contains("\"late_p99_9_ms\": 2.44,").contains("\"samples\": 5000,");
+        RunReport without = report(result(20, 10, 10, 0, 20, S, S, histogram(), histogram()), 10, 10, 10,
+                okInvariant());
+        assertThat(without.json()).contains("\"host_probe\": null");
+        assertThat(without.markdown()).doesNotContain("host before the run");
+    }
+
+    @Test
     void aRunWithoutSecondsPrintsNoTimeline() {
         RunReport r = report(result(20, 10, 10, 0, 20, S, S, histogram(), histogram()), 10, 10, 10, okInvariant());
         java.io.StringWriter text = new java.io.StringWriter();
@@ -203,6 +223,11 @@ class SummaryTest {
     }
 
     private static RunReport report(SaleResult sale, long sold, long total, long units, Invariant inv) {
+        return report(sale, sold, total, units, inv, null);
+    }
+
+    private static RunReport report(SaleResult sale, long sold, long total, long units, Invariant inv,
+            HostProbe probe) {
         Map<String, Object> options = new LinkedHashMap<>();
         options.put("units", units);
         options.put("items", 1);
@@ -217,6 +242,6 @@ class SummaryTest {
         machine.put("java_vm", "vm");
         machine.put("os", "linux");
         return new RunReport(Instant.parse("2026-01-01T00:00:00Z"), "./lastunit bench flash-sale", options, machine,
-                sale, sold, total, units, inv, List.of(), 1.0, 0.5, null);
+                sale, sold, total, units, inv, List.of(), 1.0, 0.5, null, probe);
     }
 }
