@@ -181,14 +181,15 @@ with open(out, "w") as f:
           f"| {g('jvm_cpu_pct_of_core', '.0f', '%')} | {g('gc_collections', ',d')}, {g('gc_ms', ',d')} "
           f"| {g('lane_commits_per_s', ',.0f')} | {g('lane_operations_per_commit', '.1f')} "
           f"| {g('lane_ms_decision_to_commit', '.2f')} | {g('pg_checkpoints', 'd')} | {wal} |\n")
-    w("\nHow late the host woke a thread that asked to sleep 0.5 ms, over the 3 s before each run\n"
-      "(`--host-probe 3`; nothing of the run was up yet). The half-load tail moves with it on a shared\n"
+    w("\nHow late the host woke a thread that asked to sleep 0.5 ms, over the seconds before each run\n"
+      "(`--host-probe`; nothing of the run was up yet). The half-load tail moves with it on a shared\n"
       "host (docs/performance.md, the round to `fc0190c`):\n\n")
-    w("| buckets | wake-ups | late p50 ms | late p99 ms | late p99.9 ms | latest ms |\n|---:|---:|---:|---:|---:|---:|\n")
+    w("| buckets | seconds | wake-ups | late p50 ms | late p99 ms | late p99.9 ms | latest ms |\n"
+      "|---:|---:|---:|---:|---:|---:|---:|\n")
     for b in BUCKETS:
         h = load_json(f"latency-b{b}").get("host_probe") or {}
         g = lambda k, spec: "?" if h.get(k) is None else f"{h[k]:{spec}}"
-        w(f"| {b} | {g('samples', ',d')} | {g('late_p50_ms', '.2f')} | {g('late_p99_ms', '.2f')} "
+        w(f"| {b} | {g('seconds', '.1f')} | {g('samples', ',d')} | {g('late_p50_ms', '.2f')} | {g('late_p99_ms', '.2f')} "
           f"| {g('late_p99_9_ms', '.2f')} | {g('late_max_ms', '.2f')} |\n")
     w("\n")
     w("## Flash sale (load generator, 10,000 units, 1,000,000 buyers, 512 in flight)\n\n")

@@ -12,7 +12,7 @@ import org.HdrHistogram.Histogram;
  * up: one thread parks for {@link #SLEEP_NANOS} again and again and records how much later than
  * asked it ran again. On a shared host this moves with the neighbours' load, and the half-load
  * tail moves with it (docs/performance.md, the round to {@code fc0190c}: p99.9 1.5–2.4 ms in a
- * busy hour, 0.4 ms in a quiet one), so a result page carries it beside its latencies.
+ * busy hour, 0.3–0.8 ms in a quiet one), so a result page carries it beside its latencies.
  *
  * @param seconds how long it ran
  * @param samples wake-ups measured
