@@ -6,6 +6,7 @@ import io.lastunit.api.inventory.v1.GetStockRequest;
 import io.lastunit.api.inventory.v1.RegionQuota;
 import io.lastunit.api.inventory.v1.ReserveRequest;
 import io.lastunit.api.inventory.v1.RestockRequest;
+import io.lastunit.api.shard.v1.ClaimKeyRequest;
 
 /**
  * Checks every field of every public request against {@link Limits} before anything else
@@ -33,6 +34,21 @@ public final class RequestValidator {
         if (r.getHoldTtlMs() != 0) {
             ttl("hold_ttl_ms", r.getHoldTtlMs());
         }
+        if (!r.getOriginRegion().isEmpty()) {
+            region("origin_region", r.getOriginRegion());
+        }
+    }
+
+    /**
+     * ShardService.ClaimKey, internal: the Reserve whose key is claimed, checked as a Reserve is
+     * (its field names as a Reserve's), and the item's home region.
+     */
+    public void claimKey(ClaimKeyRequest r) {
+        if (!r.hasRequest()) {
+            throw Failure.invalid("request", "is required: the Reserve whose key is claimed");
+        }
+        reserve(r.getRequest());
+        region("home_region", r.getHomeRegion());
     }
 
     public void createItem(CreateItemRequest r) {

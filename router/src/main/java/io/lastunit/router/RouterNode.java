@@ -15,6 +15,7 @@ import io.lastunit.router.auth.Authenticator;
 import io.lastunit.router.grpc.RouterInventoryService;
 import io.lastunit.router.route.BalancerClient;
 import io.lastunit.router.route.ReserveBatcher;
+import io.lastunit.router.route.KeyClaimer;
 import io.lastunit.router.route.ReserveFlow;
 import io.lastunit.router.route.Router;
 import io.lastunit.router.route.ShardChannels;
@@ -80,7 +81,8 @@ public final class RouterNode implements AutoCloseable {
         balancer = new BalancerClient(curator, config.namespace(), config.shardTrustCertificate()).start();
         Router router = new Router(topology::current, channels, scheduler, config.attemptsMax(), config.backoffBase(),
                 config.defaultDeadline());
-        ReserveFlow reserveFlow = new ReserveFlow(balancer::pull, config.pullWait(), config.pullAttemptsMax());
+        ReserveFlow reserveFlow = new ReserveFlow(balancer::pull, new KeyClaimer(router), config.pullWait(),
+                config.pullAttemptsMax());
         batcher = new ReserveBatcher(config.reserveBatchMax(), config.reserveQueueMax(),
                 config.reserveBatchesInFlightMax());
         channels.onRemoved(batcher::forget);

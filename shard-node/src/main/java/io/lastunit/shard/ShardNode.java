@@ -101,7 +101,8 @@ public final class ShardNode implements AutoCloseable {
                 .directExecutor()
                 .addService(inventory)
                 .addService(new ShardGrpcService(validator, checker, reads, config.shardId(), engine,
-                        () -> guard.regionOr("", standaloneRegion()), inventory::submitReserve))
+                        () -> guard.regionOr("", standaloneRegion()), inventory::submitReserve,
+                        inventory::submitClaim))
                 .addService(health.getHealthService())
                 .permitKeepAliveTime(10, TimeUnit.SECONDS)
                 .permitKeepAliveWithoutCalls(true)

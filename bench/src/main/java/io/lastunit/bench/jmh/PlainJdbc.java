@@ -48,7 +48,7 @@ public final class PlainJdbc {
                 INSERT INTO holds (hold_id, tenant_id, item_id, bucket_no, region, qty, buyer_id, idempotency_key,
                                    request_fingerprint, state, created_at, expires_at)
                 VALUES (?, ?, ?, 0, ?, ?, ?, ?, ?, 'HELD', now(), now() + ? * interval '1 millisecond')
-                ON CONFLICT (tenant_id, idempotency_key) DO NOTHING
+                ON CONFLICT (tenant_id, item_id, idempotency_key) DO NOTHING
                 RETURNING hold_id, tenant_id, item_id, qty, expires_at
             ), ob AS (
                 INSERT INTO outbox (tenant_id, item_id, kind, hold_id, qty)

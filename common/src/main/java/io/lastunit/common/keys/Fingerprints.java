@@ -38,6 +38,17 @@ public final class Fingerprints {
         return h == 0 ? 1 : h;
     }
 
+    /** Fingerprint of three strings as one key ({@link #of(String, String)} with a third part). */
+    public static long of(String a, String b, String c) {
+        long h = of(a, b);
+        for (int i = 0, n = c.length(); i < n; i++) {
+            h ^= c.charAt(i);
+            h *= 0x100000001b3L;
+        }
+        h = mix(h ^ ((long) c.length() << 40));
+        return h == 0 ? 1 : h;
+    }
+
     /** murmur3's fmix64. */
     static long mix(long h) {
         h ^= h >>> 33;

@@ -121,10 +121,6 @@ public final class RouterInventoryService extends InventoryServiceGrpc.Inventory
         return c.getRegions(0);
     }
 
-    /** The request with its region set to {@code region} (a Reserve forwarded or collapsed home). */
-    private static ReserveRequest inRegion(ReserveRequest r, String region) {
-        return r.getRegion().equals(region) ? r : r.toBuilder().setRegion(region).build();
-    }
 
     /** Every quota region must be served by the tenant's cell: refused naming the quota's field. */
     private void checkQuotaRegions(CreateItemRequest r) {
@@ -167,11 +163,15 @@ public final class RouterInventoryService extends InventoryServiceGrpc.Inventory
     public void reserve(ReserveRequest r, StreamObserver<ReserveResponse> out) {
         try {
             validator.reserve(r);
+            if (!r.getOriginRegion().isEmpty()) {
+                throw Failure.invalid("origin_region", "is set by routers only; leave it empty");
+            }
             authorize(r.getTenantId(), false);
             String key = SoldOutCache.key(r.getTenantId(), r.getItemId(), r.getRegion());
             SoldOutCache.Verdict cached = soldOut.check(key);
             // A key this router already sent on may have a hold: let the shard answer it.
-            if (cached == SoldOutCache.Verdict.SOLD_OUT && !recentKeys.seen(r.getTenantId(), r.getIdempotencyKey())) {
+            if (cached == SoldOutCache.Verdict.SOLD_OUT
+                    && !recentKeys.seen(r.getTenantId(), r.getItemId(), r.getIdempotencyKey())) {
                 shed.incrementAndGet();
                 out.onNext(ReserveResponse.newBuilder().setOutcome(ReserveOutcome.SOLD_OUT).build());
                 out.onCompleted();
@@ -212,13 +212,13 @@ public final class RouterInventoryService extends InventoryServiceGrpc.Inventory
         CompletableFuture<ReserveFlow.Answer> f = reserveFlow.reserve(r, router.deadline(ctx),
                 (req, deadline) -> router.callFollowingForward(ctx, deadline, req.getTenantId(), req.getItemId(),
                         req.getRegion(),
-                        (region, ch, o) -> batcher.reserve(ch, inRegion(req, region), o.getDeadline())));
+                        (region, ch, o) -> batcher.reserve(ch, ReserveFlow.sentTo(req, region), o.getDeadline())));
         // The bookkeeping runs before the reply is sent (the reply depends on it).
         reply(f.whenComplete((answer, err) -> {
             inFlight.release(key);
             ReserveResponse resp = answer == null ? null : answer.response();
             if (resp == null || resp.getOutcome() == ReserveOutcome.RESERVED) {
-                recentKeys.remember(r.getTenantId(), r.getIdempotencyKey()); // placed, or outcome unknown
+                recentKeys.remember(r.getTenantId(), r.getItemId(), r.getIdempotencyKey()); // placed, or outcome unknown
             } else if (answer.soldOutFinal() && r.getQuantity() == 1) {
                 // Only a one-unit SOLD_OUT proves nothing is left; a larger request may fail
                 // while a smaller one would still succeed, so it is not cached. Nor is a

@@ -38,6 +38,14 @@ import java.util.concurrent.TimeUnit;
  * stock, so it is not a SOLD_OUT.
  * {@code region_dry} never reaches the client. Shard failures pass through unchanged.
  *
+ * <p>A RESERVED from a shard that is not the home of an item sold in several regions carries
+ * {@code key_home_region}: the key's use is then claimed at the home region's shard
+ * ({@link KeyClaims}) before the answer goes out, so that one key names one hold of the item in
+ * every region. The claim is the key's: RESERVED. Another use claimed it first: the hold just
+ * placed (or found) is given back and the answer is that use's IDEMPOTENCY_KEY_REUSED. The claim
+ * could not be made: its failure (retryable; the retry finds the hold and claims again).
+ * {@code key_home_region} never reaches the client either.
+ *
  * <p>Stateless between calls, thread-safe; every step runs on the thread that completed the one
  * before it and never blocks. Bounds: {@code 1 + pullAttemptsMax} shard calls and
  * {@code pullAttemptsMax} pulls per Reserve, each pull waiting at most {@code pullWait} and never
@@ -61,6 +69,36 @@ public final class ReserveFlow {
     }
 
     /**
+     * Claims Reserve keys of items sold in several regions at the item's home region
+     * (ShardService.ClaimKey), and gives back a hold whose key another use claimed first.
+     */
+    public interface KeyClaims {
+        /**
+         * Claims {@code placed}'s key at the shard of {@code homeRegion}, until {@code deadline}.
+         * Completes normally when the key is this request's; fails with the shard's status
+         * otherwise (ALREADY_EXISTS / IDEMPOTENCY_KEY_REUSED: another use has it).
+         */
+        CompletableFuture<Void> claim(ReserveRequest placed, String homeRegion, Deadline deadline);
+
+        /** Gives back a hold whose key another use claimed first; best effort, it expires otherwise. */
+        void giveBack(String holdId);
+    }
+
+    /** For items sold in one region only, or a router of a one-region platform: no claim is ever asked for. */
+    public static final KeyClaims NO_CLAIMS = new KeyClaims() {
+        @Override
+        public CompletableFuture<Void> claim(ReserveRequest placed, String homeRegion, Deadline deadline) {
+            return CompletableFuture.failedFuture(Failure.retryable(Reason.SHARD_UNAVAILABLE, "this router claims no"
+                    + " keys, but shard of " + placed.getRegion() + " asked to claim " + placed.getIdempotencyKey()
+                    + " at " + homeRegion, RETRY_AFTER));
+        }
+
+        @Override
+        public void giveBack(String holdId) {
+        }
+    };
+
+    /**
      * The reply for the client ({@code region_dry} cleared) and whether a SOLD_OUT in it is final:
      * no region had stock, so it may be cached.
      */
@@ -71,14 +109,20 @@ public final class ReserveFlow {
     static final Duration RETRY_AFTER = Duration.ofMillis(500);
 
     private final Balancer balancer;
+    private final KeyClaims claims;
     private final Duration pullWait;
     private final int pullAttemptsMax;
+
+    /** A flow that never claims keys ({@link #NO_CLAIMS}). */
+    public ReserveFlow(Balancer balancer, Duration pullWait, int pullAttemptsMax) {
+        this(balancer, NO_CLAIMS, pullWait, pullAttemptsMax);
+    }
 
     /**
      * @param pullWait        the longest one pull may take (capped by the caller's deadline)
      * @param pullAttemptsMax pulls per Reserve, at least 1
      */
-    public ReserveFlow(Balancer balancer, Duration pullWait, int pullAttemptsMax) {
+    public ReserveFlow(Balancer balancer, KeyClaims claims, Duration pullWait, int pullAttemptsMax) {
         if (pullWait == null || pullWait.isNegative() || pullWait.isZero()) {
             throw new IllegalArgumentException("pullWait must be positive, got " + pullWait);
         }
@@ -86,6 +130,7 @@ public final class ReserveFlow {
             throw new IllegalArgumentException("pullAttemptsMax must be >= 1, got " + pullAttemptsMax);
         }
         this.balancer = balancer;
+        this.claims = claims;
         this.pullWait = pullWait;
         this.pullAttemptsMax = pullAttemptsMax;
     }
@@ -108,6 +153,8 @@ public final class ReserveFlow {
         f.whenComplete((resp, err) -> {
             if (err != null) {
                 result.completeExceptionally(unwrap(err));
+            } else if (resp.getOutcome() == ReserveOutcome.RESERVED && !resp.getKeyHomeRegion().isEmpty()) {
+                claim(r, resp, deadline, result);
             } else if (resp.getOutcome() != ReserveOutcome.SOLD_OUT || !resp.getRegionDry()) {
                 result.complete(new Answer(cleared(resp), resp.getOutcome() == ReserveOutcome.SOLD_OUT));
             } else if (pulls >= pullAttemptsMax) {
@@ -118,6 +165,32 @@ public final class ReserveFlow {
                         + " pulls (other buyers took the stock moved in); retry with the same key", RETRY_AFTER));
             } else {
                 pull(r, deadline, shard, pulls, result);
+            }
+        });
+    }
+
+    /** Claims the key of {@code placed}'s RESERVED {@code resp} at the item's home, then answers. */
+    private void claim(ReserveRequest placed, ReserveResponse resp, Deadline deadline,
+                       CompletableFuture<Answer> result) {
+        CompletableFuture<Void> f;
+        try {
+            f = claims.claim(placed, resp.getKeyHomeRegion(), deadline);
+        } catch (RuntimeException e) {
+            result.completeExceptionally(e);
+            return;
+        }
+        f.whenComplete((ok, err) -> {
+            if (err == null) {
+                result.complete(new Answer(cleared(resp), false));
+                return;
+            }
+            Throwable t = unwrap(err);
+            try {
+                if (hasReason(t, Reason.IDEMPOTENCY_KEY_REUSED)) {
+                    claims.giveBack(resp.getHold().getHoldId()); // nobody was told of this hold: it goes back
+                }
+            } finally {
+                result.completeExceptionally(t);
             }
         });
     }
@@ -144,7 +217,7 @@ public final class ReserveFlow {
                     result.complete(new Answer(ReserveResponse.newBuilder().setOutcome(ReserveOutcome.SOLD_OUT)
                             .build(), true));
                 } else {
-                    send(r.toBuilder().setRegion(moved.getHomeRegion()).build(), deadline, shard, pulls + 1, result);
+                    send(sentTo(r, moved.getHomeRegion()), deadline, shard, pulls + 1, result);
                 }
             } else if (moved.getMoved() > 0) {
                 send(r, deadline, shard, pulls + 1, result);
@@ -155,6 +228,22 @@ public final class ReserveFlow {
         });
     }
 
+    /**
+     * {@code r} as sent to {@code region}: with that region, and, when it differs from the region
+     * the client named, {@code origin_region} set to the one the client named, so that the shard
+     * there compares the key's use with the request the client sent.
+     */
+    public static ReserveRequest sentTo(ReserveRequest r, String region) {
+        if (r.getRegion().equals(region)) {
+            return r;
+        }
+        ReserveRequest.Builder b = r.toBuilder().setRegion(region);
+        if (r.getOriginRegion().isEmpty()) {
+            b.setOriginRegion(r.getRegion());
+        }
+        return b.build();
+    }
+
     /** {@code pullWait} from now, or the caller's deadline when that comes first (on the caller's ticker). */
     Deadline pullDeadline(Deadline deadline) {
         long remaining = deadline.timeRemaining(TimeUnit.NANOSECONDS);
@@ -163,7 +252,8 @@ public final class ReserveFlow {
     }
 
     private static ReserveResponse cleared(ReserveResponse r) {
-        return r.getRegionDry() ? r.toBuilder().clearRegionDry().build() : r;
+        return r.getRegionDry() || !r.getKeyHomeRegion().isEmpty()
+                ? r.toBuilder().clearRegionDry().clearKeyHomeRegion().build() : r;
     }
 
     private static Failure unavailable(PullRequest p, Throwable t) {
@@ -190,6 +280,14 @@ public final class ReserveFlow {
     static String describe(PullRequest p) {
         return "Pull(" + p.getTenantId() + "/" + p.getItemId() + " into " + p.getRegion() + ", quantity="
                 + p.getQuantity() + ")";
+    }
+
+    /** Whether {@code t} is a {@link Failure} or a status with the ErrorInfo reason {@code r}. */
+    static boolean hasReason(Throwable t, Reason r) {
+        if (t instanceof Failure f) {
+            return f.reason() == r;
+        }
+        return GrpcErrors.errorInfo(t).map(i -> i.getReason().equals(r.name())).orElse(false);
     }
 
     private static Throwable unwrap(Throwable t) {

@@ -11,8 +11,8 @@ import java.util.function.LongSupplier;
  * unit sits held. A retry through another router within the sold-out TTL can still get the
  * cached answer: the cache is per router (docs/routing.md). Thread-safe.
  *
- * <p><b>Fingerprints.</b> A key is stored as its 64-bit {@link Fingerprints#of(String, String)
- * fingerprint} in a {@link LongSet}: eight to sixteen bytes in a long array, no object per key
+ * <p><b>Fingerprints.</b> A key is stored as its 64-bit {@link Fingerprints#of(String, String, String)
+ * fingerprint} (tenant, item, key) in a {@link LongSet}: eight to sixteen bytes in a long array, no object per key
  * for the garbage collector to copy. Two keys sharing a fingerprint only make the second one's
  * request skip the cache and ask the shard: harmless.
  *
@@ -130,13 +130,14 @@ public final class RecentKeys {
         }
     }
 
-    public void remember(String tenant, String key) {
-        long fingerprint = Fingerprints.of(tenant, key);
+    /** Remembers a Reserve's key: (tenant, item, idempotency key) names one Reserve. */
+    public void remember(String tenant, String item, String key) {
+        long fingerprint = Fingerprints.of(tenant, item, key);
         stripe(fingerprint).remember(fingerprint, epochNow());
     }
 
-    public boolean seen(String tenant, String key) {
-        long fingerprint = Fingerprints.of(tenant, key);
+    public boolean seen(String tenant, String item, String key) {
+        long fingerprint = Fingerprints.of(tenant, item, key);
         return stripe(fingerprint).seen(fingerprint, epochNow());
     }
 

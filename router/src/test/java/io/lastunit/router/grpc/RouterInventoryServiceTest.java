@@ -300,7 +300,7 @@ class RouterInventoryServiceTest {
         assertThat(r).isEqualTo(reserved("eu"));
         assertThat(HoldId.decode(r.getHold().getHoldId(), "hold_id").region()).isEqualTo("eu");
         assertThat(us.reserves).containsExactly(reserve("k1"));
-        assertThat(eu.reserves).containsExactly(reserve("k1").toBuilder().setRegion("eu").build());
+        assertThat(eu.reserves).containsExactly(reserve("k1").toBuilder().setRegion("eu").setOriginRegion("us").build());
         assertThat(pulls).isEmpty();
     }
 
@@ -337,7 +337,7 @@ class RouterInventoryServiceTest {
 
         assertThat(client.reserve(reserve("k1"))).isEqualTo(reserved("eu"));
         assertThat(log).containsExactly("us:reserve", "eu:reserve", "eu:reserve");
-        assertThat(eu.reserves).containsOnly(reserve("k1").toBuilder().setRegion("eu").build());
+        assertThat(eu.reserves).containsOnly(reserve("k1").toBuilder().setRegion("eu").setOriginRegion("us").build());
     }
 
     // ---- Reserve: a dry region --------------------------------------------------------------
@@ -478,7 +478,7 @@ class RouterInventoryServiceTest {
         start();
 
         assertThat(client.reserve(reserve("k1"))).isEqualTo(reserved("eu"));
-        assertThat(eu.reserves).containsExactly(reserve("k1").toBuilder().setRegion("eu").build());
+        assertThat(eu.reserves).containsExactly(reserve("k1").toBuilder().setRegion("eu").setOriginRegion("us").build());
         assertThat(log).containsExactly("us:reserve", "us:pull", "eu:reserve");
     }
 
@@ -531,5 +531,17 @@ class RouterInventoryServiceTest {
         assertThat(e.getStatus().getDescription()).isEqualTo(
                 "region_quotas.region: 'ap' is not served by cell shared of tenant acme, which serves [eu, us]");
         assertThat(log).isEmpty();
+    }
+
+    @Test
+    void reserve_withOriginRegionFromAClient_isRefusedNamingTheField_andSendsNothing() throws IOException {
+        start();
+
+        StatusRuntimeException e = refused(Status.Code.INVALID_ARGUMENT, Reason.INVALID_FIELD,
+                () -> client.reserve(reserve("k1").toBuilder().setOriginRegion("eu").build()));
+
+        assertThat(GrpcErrors.errorInfo(e).orElseThrow().getMetadataMap()).containsEntry("field", "origin_region");
+        assertThat(us.reserves).isEmpty();
+        assertThat(eu.reserves).isEmpty();
     }
 }

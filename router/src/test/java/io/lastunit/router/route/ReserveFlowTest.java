@@ -181,7 +181,8 @@ class ReserveFlowTest {
         ReserveFlow.Answer a = reserve();
 
         assertThat(a.response()).isEqualTo(home);
-        assertThat(shard.requests).containsExactly(REQUEST, REQUEST.toBuilder().setRegion("eu").build());
+        assertThat(shard.requests).containsExactly(REQUEST,
+                REQUEST.toBuilder().setRegion("eu").setOriginRegion("us").build());
     }
 
     @Test
@@ -341,5 +342,93 @@ class ReserveFlowTest {
                 .isInstanceOf(IllegalArgumentException.class).hasMessage("pullAttemptsMax must be >= 1, got 0");
         assertThatThrownBy(() -> new ReserveFlow(balancer::call, Duration.ZERO, 1))
                 .isInstanceOf(IllegalArgumentException.class).hasMessage("pullWait must be positive, got PT0S");
+    }
+
+    /** A scripted claim that succeeds. */
+    static final Object CLAIMED = "claimed";
+
+    /** Records claims and give-backs; answers claims from a script like the shard's. */
+    static final class Claims implements ReserveFlow.KeyClaims {
+        final Scripted<ReserveRequest, Object> claims = new Scripted<>();
+        final List<String> homes = new ArrayList<>();
+        final List<String> givenBack = new ArrayList<>();
+
+        @Override
+        public CompletableFuture<Void> claim(ReserveRequest placed, String homeRegion, Deadline deadline) {
+            homes.add(homeRegion);
+            return claims.call(placed, deadline).thenApply(claimed -> null);
+        }
+
+        @Override
+        public void giveBack(String holdId) {
+            givenBack.add(holdId);
+        }
+    }
+
+    static final ReserveResponse RESERVED_AWAY = RESERVED.toBuilder().setKeyHomeRegion("eu").build();
+
+    @Test
+    void reserve_reservedAwayFromHome_claimsTheKeyAtHome_thenAnswersWithoutTheInternalField() {
+        Claims claims = new Claims();
+        claims.claims.then(CLAIMED);
+        ReserveFlow claiming = new ReserveFlow(balancer::call, claims, PULL_WAIT, PULLS_MAX);
+        shard.then(RESERVED_AWAY);
+
+        ReserveFlow.Answer a = claiming.reserve(REQUEST, deadline, shard::call).join();
+
+        assertThat(a.response()).isEqualTo(RESERVED);
+        assertThat(a.response().getKeyHomeRegion()).isEmpty();
+        assertThat(claims.claims.requests).containsExactly(REQUEST);
+        assertThat(claims.homes).containsExactly("eu");
+        assertThat(claims.claims.deadlines).containsExactly(deadline);
+        assertThat(claims.givenBack).isEmpty();
+    }
+
+    @Test
+    void reserve_claimTakenByAnotherUse_givesTheHoldBack_andAnswersKeyReused() {
+        Claims claims = new Claims();
+        claims.claims.then(GrpcErrors.toStatus(Failure.of(Reason.IDEMPOTENCY_KEY_REUSED, "first used in us")));
+        ReserveFlow claiming = new ReserveFlow(balancer::call, claims, PULL_WAIT, PULLS_MAX);
+        shard.then(RESERVED_AWAY);
+
+        CompletableFuture<ReserveFlow.Answer> f = claiming.reserve(REQUEST, deadline, shard::call);
+
+        Throwable e = f.handle((a, err) -> err).join();
+        Throwable cause = e instanceof CompletionException ? e.getCause() : e;
+        assertThat(Status.fromThrowable(cause).getCode()).isEqualTo(Status.Code.ALREADY_EXISTS);
+        assertThat(GrpcErrors.errorInfo(cause).orElseThrow().getReason()).isEqualTo("IDEMPOTENCY_KEY_REUSED");
+        assertThat(claims.givenBack).containsExactly("hold-us");
+    }
+
+    @Test
+    void reserve_claimNotMade_passesItsFailureOn_andKeepsTheHoldForTheRetry() {
+        Claims claims = new Claims();
+        claims.claims.then(Failure.retryable(Reason.SHARD_UNAVAILABLE, "home shard down", Duration.ofMillis(500)));
+        ReserveFlow claiming = new ReserveFlow(balancer::call, claims, PULL_WAIT, PULLS_MAX);
+        shard.then(RESERVED_AWAY);
+
+        Failure f = failureOf(claiming.reserve(REQUEST, deadline, shard::call));
+
+        assertThat(f.reason()).isEqualTo(Reason.SHARD_UNAVAILABLE);
+        assertThat(claims.givenBack).as("the retry finds the hold and claims again").isEmpty();
+    }
+
+    @Test
+    void reserve_reservedAtHome_claimsNothing() {
+        Claims claims = new Claims();
+        ReserveFlow claiming = new ReserveFlow(balancer::call, claims, PULL_WAIT, PULLS_MAX);
+        shard.then(RESERVED);
+
+        assertThat(claiming.reserve(REQUEST, deadline, shard::call).join().response()).isEqualTo(RESERVED);
+        assertThat(claims.claims.requests).isEmpty();
+    }
+
+    @Test
+    void sentTo_anotherRegion_keepsTheRegionTheClientNamed_once() {
+        ReserveRequest home = ReserveFlow.sentTo(REQUEST, "eu");
+        assertThat(home.getRegion()).isEqualTo("eu");
+        assertThat(home.getOriginRegion()).isEqualTo("us");
+        assertThat(ReserveFlow.sentTo(home, "ap").getOriginRegion()).isEqualTo("us");
+        assertThat(ReserveFlow.sentTo(REQUEST, "us")).isSameAs(REQUEST);
     }
 }

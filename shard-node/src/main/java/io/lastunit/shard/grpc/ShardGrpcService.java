@@ -10,6 +10,8 @@ import io.lastunit.api.shard.v1.ReserveBatchRequest;
 import io.lastunit.api.shard.v1.ReserveBatchResponse;
 import io.lastunit.api.shard.v1.ReserveResult;
 import io.lastunit.api.shard.v1.CheckInvariantsRequest;
+import io.lastunit.api.shard.v1.ClaimKeyRequest;
+import io.lastunit.api.shard.v1.ClaimKeyResponse;
 import io.lastunit.api.shard.v1.CountItemsRequest;
 import io.lastunit.api.shard.v1.CountItemsResponse;
 import io.lastunit.api.shard.v1.InvariantReport;
@@ -63,14 +65,17 @@ public final class ShardGrpcService extends ShardServiceGrpc.ShardServiceImplBas
     private final Supplier<String> region;
     private final TransferStore transfers = new TransferStore();
     private final Function<ReserveRequest, CompletableFuture<ReserveResponse>> reserve;
+    private final Function<ClaimKeyRequest, CompletableFuture<ReserveResponse>> claim;
 
     /**
      * @param reserve decides one Reserve as the public API would ({@link InventoryGrpcService#submitReserve}):
      *                the entries of a ReserveBatch go through it
+     * @param claim   decides one ClaimKey ({@link InventoryGrpcService#submitClaim})
      */
     public ShardGrpcService(RequestValidator validator, InvariantChecker checker, ReadPool reads, String shardId,
                             LaneEngine engine, Supplier<String> region,
-                            Function<ReserveRequest, CompletableFuture<ReserveResponse>> reserve) {
+                            Function<ReserveRequest, CompletableFuture<ReserveResponse>> reserve,
+                            Function<ClaimKeyRequest, CompletableFuture<ReserveResponse>> claim) {
         this.validator = validator;
         this.checker = checker;
         this.reads = reads;
@@ -78,6 +83,17 @@ public final class ShardGrpcService extends ShardServiceGrpc.ShardServiceImplBas
         this.engine = engine;
         this.region = region;
         this.reserve = reserve;
+        this.claim = claim;
+    }
+
+    /** Records a key's use by another region of the item at its home (see the proto). Never blocks. */
+    @Override
+    public void claimKey(ClaimKeyRequest request, StreamObserver<ClaimKeyResponse> out) {
+        try {
+            Replies.send(claim.apply(request), r -> ClaimKeyResponse.newBuilder().setClaim(r.getHold()).build(), out);
+        } catch (Failure f) {
+            Replies.fail(f, out);
+        }
     }
 
     /**

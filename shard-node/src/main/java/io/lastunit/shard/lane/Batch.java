@@ -7,15 +7,18 @@ import io.lastunit.common.Failure;
 import io.lastunit.common.HoldId;
 import io.lastunit.common.Reason;
 import io.lastunit.shard.store.HoldRow;
+import io.lastunit.shard.store.KeyRef;
 import io.lastunit.shard.store.LaneStore;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.time.Instant;
+import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 import java.util.UUID;
 
@@ -38,7 +41,7 @@ import java.util.UUID;
 final class Batch {
 
     /** Why the batch must be decided again, and what to reload or treat as known first. */
-    record Redo(String why, Set<BucketKey> buckets, Set<String> keys) {
+    record Redo(String why, Set<BucketKey> buckets, Set<KeyRef> keys) {
     }
 
     /** Counter changes of one bucket within this batch. */
@@ -58,7 +61,7 @@ final class Batch {
     private final Lane lane;
     private final LazyConnection conn;
     private final List<Op> ops;
-    private final Set<String> keysElsewhere;
+    private final Set<KeyRef> keysElsewhere;
     private final LaneStore store;
 
     private final Map<BucketKey, Delta> deltas = new LinkedHashMap<>();
@@ -79,6 +82,8 @@ final class Batch {
     private final List<Map.Entry<Op.Reserve, Integer>> reroutes = new ArrayList<>();
     /** Reserves for an item collapsed to its home region, to be recorded FORWARDED. */
     private final List<Op.Reserve> forwards = new ArrayList<>();
+    /** Claims of keys new here (ShardService.ClaimKey), to be recorded CLAIMED. */
+    private final List<Op.Reserve> claims = new ArrayList<>();
     /** Reserves decided and SOLD_OUTs answered per item, added to the item's counters after the commit. */
     private final Map<ItemRoute, long[]> demand = new java.util.IdentityHashMap<>();
 
@@ -90,7 +95,7 @@ final class Batch {
     private boolean committedInStatement;
     private boolean refusedInOneStatement;
 
-    Batch(Lane lane, LazyConnection conn, List<Op> ops, Set<String> keysElsewhere, boolean stepwise,
+    Batch(Lane lane, LazyConnection conn, List<Op> ops, Set<KeyRef> keysElsewhere, boolean stepwise,
           Promises promises) {
         this.lane = lane;
         this.promises = promises;
@@ -108,7 +113,7 @@ final class Batch {
 
     Redo decideAndWrite() throws SQLException {
         List<Op.Reserve> reserves = new ArrayList<>();
-        Map<UUID, Op.HoldAction> actions = new LinkedHashMap<>();
+        List<Op.HoldAction> actions = new ArrayList<>();
         Map<BucketKey, List<Op.Sweep>> sweeps = new LinkedHashMap<>();
         for (Op op : ops) {
             BucketState b = lane.bucket(conn, op.bucket());
@@ -119,9 +124,7 @@ final class Batch {
             if (op instanceof Op.Reserve r) {
                 reserves.add(r);
             } else if (op instanceof Op.HoldAction a) {
-                if (actions.putIfAbsent(a.holdId().uuid(), a) != null) {
-                    lane.carryOver(a); // a second call on the same hold waits for the first's outcome
-                }
+                actions.add(a);
             } else if (op instanceof Op.Sweep s) {
                 sweeps.computeIfAbsent(s.bucket(), k -> new ArrayList<>()).add(s);
             }
@@ -182,7 +185,7 @@ final class Batch {
         for (HoldRow h : expired) {
             credit(d, h);
         }
-        subtractUsage(b.item, expired);
+        subtractUsage(expired);
         recomputedDue.put(k, expired.size() >= max ? Long.MIN_VALUE
                 : store.earliestDue(c(), k.tenantId(), k.itemId(), k.bucketNo()));
         return expired.size();
@@ -194,17 +197,28 @@ final class Batch {
         d.credited += h.qty();
     }
 
-    private void subtractUsage(ItemConfig item, List<HoldRow> ended) throws SQLException {
-        if (!item.limited() || ended.isEmpty()) {
+    /** Gives back the buyer usage of ended holds (released, expired) of limited items. */
+    private void subtractUsage(List<HoldRow> ended) throws SQLException {
+        List<HoldRow> limited = new ArrayList<>(ended.size());
+        for (HoldRow h : ended) {
+            BucketState b = lane.cached(new BucketKey(h.tenantId(), h.itemId(), h.bucketNo()));
+            if (b == null) {
+                throw new IllegalStateException("ended hold " + h.holdId() + " of a bucket not in the lane's cache");
+            }
+            if (b.item.limited()) {
+                limited.add(h);
+            }
+        }
+        if (limited.isEmpty()) {
             return;
         }
-        int n = ended.size();
+        int n = limited.size();
         String[] t = new String[n];
         String[] i = new String[n];
         String[] b = new String[n];
         Long[] q = new Long[n];
         for (int x = 0; x < n; x++) {
-            HoldRow h = ended.get(x);
+            HoldRow h = limited.get(x);
             t[x] = h.tenantId();
             i[x] = h.itemId();
             b[x] = h.buyerId();
@@ -215,28 +229,78 @@ final class Batch {
 
     // ---- confirm, release, extend ----
 
-    private void applyHoldActions(Map<UUID, Op.HoldAction> actions) throws SQLException {
+    /**
+     * Rounds of hold transitions in one batch: calls on the same hold are decided as if they had
+     * arrived one after another. A round runs the first waiting call of every hold; the calls
+     * behind it are judged against the row it left ({@link HoldTransitions}), and the first of them
+     * that still changes the hold (only possible after an Extend: a Confirm or Release) runs in the
+     * next round. So two rounds settle any mix; the bound is for a rule change that breaks that.
+     */
+    static final int HOLD_ROUNDS_MAX = 3;
+
+    private void applyHoldActions(List<Op.HoldAction> actions) throws SQLException {
         if (actions.isEmpty()) {
             return;
         }
+        Map<UUID, ArrayDeque<Op.HoldAction>> waiting = new LinkedHashMap<>();
+        for (Op.HoldAction a : actions) {
+            waiting.computeIfAbsent(a.holdId().uuid(), k -> new ArrayDeque<>()).add(a);
+        }
+        for (int round = 0; !waiting.isEmpty(); round++) {
+            if (round == HOLD_ROUNDS_MAX) {
+                for (ArrayDeque<Op.HoldAction> left : waiting.values()) {
+                    left.forEach(lane::carryOver);
+                }
+                return;
+            }
+            List<Op.HoldAction> heads = new ArrayList<>(waiting.size());
+            for (ArrayDeque<Op.HoldAction> q : waiting.values()) {
+                heads.add(q.poll());
+            }
+            Map<UUID, Optional<HoldRow>> settled = applyRound(heads);
+            for (var it = waiting.entrySet().iterator(); it.hasNext(); ) {
+                var e = it.next();
+                ArrayDeque<Op.HoldAction> behind = e.getValue();
+                Optional<HoldRow> row = settled.get(e.getKey());
+                if (row == null) {
+                    behind.forEach(lane::carryOver); // the first call was carried: so are the ones behind it
+                    behind.clear();
+                }
+                while (!behind.isEmpty()) {
+                    Op.HoldAction a = behind.peek();
+                    HoldTransitions.Verdict v = HoldTransitions.judge(a.holdId(), a.kind(), a.orderRef(),
+                            row.orElse(null));
+                    if (v instanceof HoldTransitions.Apply) {
+                        break; // it changes the hold: its statement runs in the next round
+                    }
+                    answer(behind.poll(), v);
+                }
+                if (behind.isEmpty()) {
+                    it.remove();
+                }
+            }
+        }
+    }
+
+    /**
+     * One round: at most one call per hold, one statement per kind. Answers every call, and
+     * returns the row each hold has after it (empty: no such hold); a hold whose call was carried
+     * to the next batch is absent.
+     */
+    private Map<UUID, Optional<HoldRow>> applyRound(List<Op.HoldAction> heads) throws SQLException {
         Map<Op.HoldAction.Kind, List<Op.HoldAction>> byKind = new LinkedHashMap<>();
-        for (Op.HoldAction a : actions.values()) {
+        for (Op.HoldAction a : heads) {
             byKind.computeIfAbsent(a.kind(), k -> new ArrayList<>()).add(a);
         }
-        Map<UUID, Op.HoldAction> unmatched = new LinkedHashMap<>(actions);
+        Map<UUID, Op.HoldAction> unmatched = new LinkedHashMap<>();
+        for (Op.HoldAction a : heads) {
+            unmatched.put(a.holdId().uuid(), a);
+        }
+        Map<UUID, Optional<HoldRow>> settled = new HashMap<>();
+        List<HoldRow> released = new ArrayList<>();
         for (Map.Entry<Op.HoldAction.Kind, List<Op.HoldAction>> e : byKind.entrySet()) {
             List<Op.HoldAction> list = e.getValue();
-            int n = list.size();
-            LaneStore.HoldRefs refs = new LaneStore.HoldRefs(new UUID[n], new String[n], new String[n],
-                    new Integer[n], new String[n]);
-            for (int x = 0; x < n; x++) {
-                HoldId id = list.get(x).holdId();
-                refs.ids()[x] = id.uuid();
-                refs.tenants()[x] = id.tenantId();
-                refs.items()[x] = id.itemId();
-                refs.buckets()[x] = id.bucketNo();
-                refs.regions()[x] = id.region();
-            }
+            LaneStore.HoldRefs refs = holdRefs(list);
             List<HoldRow> changed = switch (e.getKey()) {
                 case CONFIRM -> store.confirm(c(), refs,
                         list.stream().map(Op.HoldAction::orderRef).toArray(String[]::new));
@@ -244,7 +308,6 @@ final class Batch {
                 case EXTEND -> store.extend(c(), refs, list.stream()
                         .map(a -> lane.cached(a.bucket()).item.extendByMs()).toArray(Long[]::new));
             };
-            List<HoldRow> released = new ArrayList<>();
             for (HoldRow h : changed) {
                 Op.HoldAction a = unmatched.remove(h.holdId());
                 Delta d = delta(a.bucket());
@@ -261,52 +324,63 @@ final class Batch {
                         // counters unchanged; the expiry only moved later
                     }
                 }
+                settled.put(h.holdId(), Optional.of(h));
                 Hold proto = h.toProto();
                 completions.add(() -> a.future().complete(proto));
             }
-            if (!released.isEmpty()) {
-                subtractUsage(lane.cached(list.get(0).bucket()).item, released);
-            }
         }
+        subtractUsage(released);
         if (!unmatched.isEmpty()) {
-            explainUnmatched(unmatched);
+            explainUnmatched(unmatched, settled);
         }
+        return settled;
     }
 
-    /** Answers hold actions whose conditional update matched nothing, from the hold's current row. */
-    private void explainUnmatched(Map<UUID, Op.HoldAction> unmatched) throws SQLException {
+    private static LaneStore.HoldRefs holdRefs(List<Op.HoldAction> list) {
+        int n = list.size();
+        LaneStore.HoldRefs refs = new LaneStore.HoldRefs(new UUID[n], new String[n], new String[n],
+                new Integer[n], new String[n]);
+        for (int x = 0; x < n; x++) {
+            HoldId id = list.get(x).holdId();
+            refs.ids()[x] = id.uuid();
+            refs.tenants()[x] = id.tenantId();
+            refs.items()[x] = id.itemId();
+            refs.buckets()[x] = id.bucketNo();
+            refs.regions()[x] = id.region();
+        }
+        return refs;
+    }
+
+    /**
+     * Answers hold actions whose conditional update matched nothing, from the hold's current row,
+     * and adds that row to {@code settled}. A hold that is HELD, unexpired and yet unmatched has
+     * another writer at work: its call is tried again next batch.
+     */
+    private void explainUnmatched(Map<UUID, Op.HoldAction> unmatched, Map<UUID, Optional<HoldRow>> settled)
+            throws SQLException {
         Map<UUID, HoldRow> rows = new HashMap<>();
         for (HoldRow h : store.readHolds(c(), unmatched.keySet().toArray(UUID[]::new))) {
             rows.put(h.holdId(), h);
         }
         for (Op.HoldAction a : unmatched.values()) {
             HoldRow h = rows.get(a.holdId().uuid());
-            HoldId id = a.holdId();
-            if (h == null || !h.id().equals(id)) {
-                fail(a, Failure.of(Reason.HOLD_NOT_FOUND, "no hold " + id.encode()));
+            HoldTransitions.Verdict v = HoldTransitions.judge(a.holdId(), a.kind(), a.orderRef(), h);
+            if (v instanceof HoldTransitions.Apply) {
+                lane.carryOver(a);
                 continue;
             }
-            String state = h.effectiveState();
-            if (a.kind() == Op.HoldAction.Kind.CONFIRM && "SOLD".equals(h.state())) {
-                if (a.orderRef().equals(h.orderRef())) {
-                    Hold proto = h.toProto();
-                    completions.add(() -> a.future().complete(proto));
-                } else {
-                    fail(a, Failure.of(Reason.ORDER_REF_MISMATCH, "hold " + id.encode()
-                            + " was confirmed with order_ref=" + h.orderRef() + ", not " + a.orderRef(),
-                            Map.of("state", "SOLD")));
-                }
-            } else if (!"HELD".equals(state)) {
-                fail(a, Failure.of(Reason.HOLD_NOT_HELD, "hold " + id.encode() + " is " + state
-                        + "; " + a.kind() + " needs HELD", Map.of("state", state)));
-            } else if (a.kind() == Op.HoldAction.Kind.EXTEND && h.extended()) {
-                fail(a, Failure.of(Reason.HOLD_ALREADY_EXTENDED, "hold " + id.encode()
-                        + " was already extended (once per hold); it expires at " + h.expiresAt(),
-                        Map.of("state", state)));
-            } else {
-                // HELD, unexpired, yet unmatched: another writer is at work. Try again next batch.
-                lane.carryOver(a);
-            }
+            settled.put(a.holdId().uuid(), Optional.ofNullable(h));
+            answer(a, v);
+        }
+    }
+
+    private void answer(Op.HoldAction a, HoldTransitions.Verdict v) {
+        if (v instanceof HoldTransitions.Answer ok) {
+            completions.add(() -> a.future().complete(ok.hold()));
+        } else if (v instanceof HoldTransitions.Refuse no) {
+            fail(a, no.failure());
+        } else {
+            throw new IllegalStateException("a call to apply is not an answer: " + a);
         }
     }
 
@@ -323,7 +397,7 @@ final class Batch {
         }
         Map<String, Long> usage = readUsage(reserves);
         Map<String, Long> usageAdded = new LinkedHashMap<>();
-        Map<String, Op.Reserve> leaders = new HashMap<>();
+        Map<KeyRef, Op.Reserve> leaders = new HashMap<>();
         Map<Op.Reserve, Op.Reserve> followers = new LinkedHashMap<>();
         List<Op.Reserve> lookups = new ArrayList<>();
         List<Op.Reserve> maybeSoldOut = new ArrayList<>();
@@ -332,10 +406,10 @@ final class Batch {
             BucketState b = lane.cached(r.bucket());
             ItemConfig item = b.item;
             var q = r.request();
-            String tk = q.getTenantId() + '\0' + q.getIdempotencyKey();
+            KeyRef tk = r.keyRef();
             Op.Reserve leader = leaders.putIfAbsent(tk, r);
             if (leader != null) {
-                if (leader.fingerprint().equals(r.fingerprint())) {
+                if (leader.fingerprint().equals(r.fingerprint()) && leader.claim() == r.claim()) {
                     followers.put(r, leader);
                 } else {
                     lane.carryOver(r); // decided against the leader's committed outcome next batch
@@ -352,13 +426,22 @@ final class Batch {
                 reroutes.add(Map.entry(r, target));
                 continue;
             }
-            if (route != null) {
-                demand.computeIfAbsent(route, x -> new long[2])[0]++;
-            }
             if (!item.active()) {
                 fail(r, Failure.retryable(Reason.ITEM_NOT_ACTIVE, "item " + q.getTenantId() + "/" + q.getItemId()
                         + " is " + item.state(), lane.retryAfter()));
                 continue;
+            }
+            if (r.claim()) {
+                Failure refused = refuseClaim(r, item);
+                if (refused != null) {
+                    fail(r, refused);
+                } else {
+                    claims.add(r);
+                }
+                continue;
+            }
+            if (route != null) {
+                demand.computeIfAbsent(route, x -> new long[2])[0]++;
             }
             if (route != null && route.regionCollapsed && !route.isHome(q.getRegion())) {
                 forwards.add(r);
@@ -400,7 +483,7 @@ final class Batch {
         promises.attemptDecided();
         resolveMaybeSoldOut(maybeSoldOut, lookups);
         answerLookups(lookups);
-        Redo redo = insertForwarded();
+        Redo redo = insertKeyRecords();
         if (redo != null) {
             return redo;
         }
@@ -648,41 +731,80 @@ final class Batch {
         return best;
     }
 
-    /** Records the keys of Reserves for an item collapsed home as FORWARDED and answers FORWARDED. */
-    private Redo insertForwarded() throws SQLException {
-        if (forwards.isEmpty()) {
+    /**
+     * Records the keys that hold no units: Reserves for an item collapsed home (FORWARDED, answered
+     * FORWARDED) and claims of keys new here (CLAIMED, answered with the claim). In the bucket that
+     * decided them, so that its key set and the table agree.
+     */
+    private Redo insertKeyRecords() throws SQLException {
+        int n = forwards.size() + claims.size();
+        if (n == 0) {
             return null;
         }
-        int n = forwards.size();
-        UUID[] ids = new UUID[n];
-        String[] t = new String[n];
-        String[] i = new String[n];
-        String[] rg = new String[n];
-        Integer[] qty = new Integer[n];
-        String[] buyer = new String[n];
-        String[] key = new String[n];
-        String[] fp = new String[n];
+        List<Op.Reserve> all = new ArrayList<>(n);
+        all.addAll(forwards);
+        all.addAll(claims);
+        LaneStore.KeyRecords rec = LaneStore.KeyRecords.of(n);
         long nowMillis = lane.dbNowMicros() / 1000;
         for (int x = 0; x < n; x++) {
-            var q = forwards.get(x).request();
-            ids[x] = HoldId.create(q.getTenantId(), q.getItemId(), q.getRegion(), 0, nowMillis).uuid();
-            t[x] = q.getTenantId();
-            i[x] = q.getItemId();
-            rg[x] = q.getRegion();
-            qty[x] = q.getQuantity();
-            buyer[x] = q.getBuyerId();
-            key[x] = q.getIdempotencyKey();
-            fp[x] = forwards.get(x).fingerprint();
+            Op.Reserve r = all.get(x);
+            var q = r.request();
+            int bucketNo = r.bucket().bucketNo();
+            rec.ids()[x] = HoldId.create(q.getTenantId(), q.getItemId(), q.getRegion(), bucketNo, nowMillis).uuid();
+            rec.tenants()[x] = q.getTenantId();
+            rec.items()[x] = q.getItemId();
+            rec.buckets()[x] = bucketNo;
+            rec.regions()[x] = q.getRegion();
+            rec.qtys()[x] = q.getQuantity();
+            rec.buyers()[x] = q.getBuyerId();
+            rec.keys()[x] = q.getIdempotencyKey();
+            rec.fingerprints()[x] = r.fingerprint();
+            rec.states()[x] = r.claim() ? "CLAIMED" : "FORWARDED";
         }
-        List<HoldRow> inserted = store.insertForwarded(c(), ids, t, i, rg, qty, buyer, key, fp);
+        List<HoldRow> inserted = store.insertKeyRecords(c(), rec);
         if (inserted.size() != n) {
-            return keysInUse(inserted, t, key);
+            return keysInUse(placedKeys(inserted), all);
         }
-        for (Op.Reserve r : forwards) {
+        Map<KeyRef, HoldRow> rows = new HashMap<>();
+        for (HoldRow h : inserted) {
+            rows.put(keyOf(h), h);
+        }
+        for (Op.Reserve r : all) {
             delta(r.bucket()).newKeys.add(r.request().getIdempotencyKey());
-            fail(r, forwarded(r));
+            if (r.claim()) {
+                Hold claim = rows.get(r.keyRef()).toProto();
+                answer(r, ReserveResponse.newBuilder().setOutcome(ReserveOutcome.RESERVED).setHold(claim).build());
+            } else {
+                fail(r, forwarded(r));
+            }
         }
         return null;
+    }
+
+    /**
+     * Why this shard may not record a claim of the key (null: it may). A claim comes from a
+     * region of an item sold in several regions that is not its home, and is recorded at home.
+     */
+    private Failure refuseClaim(Op.Reserve r, ItemConfig item) {
+        var q = r.request();
+        String what = "item " + q.getTenantId() + "/" + q.getItemId();
+        if (!item.homeRegion().equals(r.claimHome())) {
+            return Failure.invalid("home_region", "is " + r.claimHome() + ", but " + what + " has home region "
+                    + item.homeRegion());
+        }
+        ItemRoute route = lane.route(r.bucket());
+        if (route == null || !route.multiRegion()) {
+            return Failure.invalid("home_region", what + " is sold in one region only: its keys need no claim");
+        }
+        if (route.isHome(q.getRegion()) || !route.regions.contains(q.getRegion())) {
+            return Failure.invalid("request.region", "is " + q.getRegion() + ": a claim names a region of " + what
+                    + " other than its home " + item.homeRegion() + " (regions " + route.regions + ")");
+        }
+        return null;
+    }
+
+    private static KeyRef keyOf(HoldRow h) {
+        return new KeyRef(h.tenantId(), h.itemId(), h.idempotencyKey());
     }
 
     private Failure forwarded(Op.Reserve r) {
@@ -697,7 +819,7 @@ final class Batch {
         List<Op.Reserve> limited = new ArrayList<>();
         for (Op.Reserve r : reserves) {
             BucketState b = lane.cached(r.bucket());
-            if (b.item.limited() && b.available + delta(r.bucket()).credited > 0) {
+            if (!r.claim() && b.item.limited() && b.available + delta(r.bucket()).credited > 0) {
                 limited.add(r);
             }
         }
@@ -722,15 +844,12 @@ final class Batch {
         if (maybe.isEmpty()) {
             return;
         }
-        List<HoldRow> found = store.readHoldsByKey(c(),
-                maybe.stream().map(r -> r.request().getTenantId()).toArray(String[]::new),
-                maybe.stream().map(r -> r.request().getIdempotencyKey()).toArray(String[]::new));
-        Set<String> known = new java.util.HashSet<>();
-        for (HoldRow h : found) {
-            known.add(h.tenantId() + '\0' + h.idempotencyKey());
+        Set<KeyRef> known = new java.util.HashSet<>();
+        for (HoldRow h : store.readHoldsByKey(c(), maybe.stream().map(Op.Reserve::keyRef).toList())) {
+            known.add(keyOf(h));
         }
         for (Op.Reserve r : maybe) {
-            if (known.contains(r.request().getTenantId() + '\0' + r.request().getIdempotencyKey())) {
+            if (known.contains(r.keyRef())) {
                 lookups.add(r);
             } else {
                 soldOut(r, lane.route(r.bucket()));
@@ -738,63 +857,83 @@ final class Batch {
         }
     }
 
-    /** Retried keys: the same request gets its original hold back; other parameters are refused. */
+    /**
+     * Keys used before: the same request gets its original hold back (a claim: its claim), a
+     * FORWARDED key is forwarded again, other parameters are refused naming the first use.
+     */
     private void answerLookups(List<Op.Reserve> lookups) throws SQLException {
         if (lookups.isEmpty()) {
             return;
         }
-        Map<String, HoldRow> rows = new HashMap<>();
-        for (HoldRow h : store.readHoldsByKey(c(),
-                lookups.stream().map(r -> r.request().getTenantId()).toArray(String[]::new),
-                lookups.stream().map(r -> r.request().getIdempotencyKey()).toArray(String[]::new))) {
-            rows.put(h.tenantId() + '\0' + h.idempotencyKey(), h);
+        Map<KeyRef, HoldRow> rows = new HashMap<>();
+        for (HoldRow h : store.readHoldsByKey(c(), lookups.stream().map(Op.Reserve::keyRef).toList())) {
+            rows.put(keyOf(h), h);
         }
         for (Op.Reserve r : lookups) {
-            var q = r.request();
-            HoldRow h = rows.get(q.getTenantId() + '\0' + q.getIdempotencyKey());
+            HoldRow h = rows.get(r.keyRef());
             if (h == null) {
                 // The key index named a key the table does not have (a fingerprint collision, or
                 // an insert rolled back): decide it as a new key next batch.
-                keysElsewhere.remove(q.getTenantId() + '\0' + q.getIdempotencyKey());
+                keysElsewhere.remove(r.keyRef());
                 lane.markKeyAbsent(r);
                 lane.carryOver(r);
-            } else if (h.fingerprint().equals(r.fingerprint()) && "FORWARDED".equals(h.state())) {
-                fail(r, forwarded(r));
-            } else if (h.fingerprint().equals(r.fingerprint())) {
-                answer(r, ReserveResponse.newBuilder().setOutcome(ReserveOutcome.RESERVED).setHold(h.toProto()).build());
+                continue;
+            }
+            boolean same = h.fingerprint().equals(r.fingerprint());
+            boolean claimRow = "CLAIMED".equals(h.state());
+            if (r.claim() ? same && claimRow : same && !claimRow) {
+                if ("FORWARDED".equals(h.state())) {
+                    fail(r, forwarded(r));
+                } else {
+                    answer(r, reserved(r, h.toProto()));
+                }
             } else {
-                fail(r, Failure.of(Reason.IDEMPOTENCY_KEY_REUSED, "idempotency_key " + q.getIdempotencyKey()
-                        + " was first used for item=" + h.itemId() + " quantity=" + h.qty() + " buyer=" + h.buyerId()
-                        + "; this request differs"));
+                fail(r, keyReused(r.request(), h));
             }
         }
     }
 
+    /** IDEMPOTENCY_KEY_REUSED for {@code q}, naming the key's first use {@code first}. */
+    private static Failure keyReused(io.lastunit.api.inventory.v1.ReserveRequest q, HoldRow first) {
+        return Failure.of(Reason.IDEMPOTENCY_KEY_REUSED, "idempotency_key " + q.getIdempotencyKey() + " of item "
+                + q.getTenantId() + "/" + q.getItemId() + " was first used in region " + first.region()
+                + " for quantity=" + first.qty() + " buyer=" + first.buyerId()
+                + ("CLAIMED".equals(first.state()) ? "" : " (" + first.effectiveState() + ")")
+                + "; this request (region " + q.getRegion() + ", quantity=" + q.getQuantity() + ", buyer="
+                + q.getBuyerId() + ") differs");
+    }
+
     /**
-     * An insert skipped some keys (ON CONFLICT): they are in use elsewhere in the tenant. Decide
-     * again with those keys looked up instead of placed.
+     * RESERVED with {@code hold}. For an item sold in several regions, a shard that is not its
+     * home says where the key's use must be claimed before the router answers
+     * ({@code key_home_region}).
      */
-    private static Redo keysInUse(List<HoldRow> inserted, String[] tenants, String[] keys) {
-        Set<String> placed = new java.util.HashSet<>();
+    private ReserveResponse reserved(Op.Reserve r, Hold hold) {
+        ReserveResponse.Builder b = ReserveResponse.newBuilder().setOutcome(ReserveOutcome.RESERVED).setHold(hold);
+        ItemRoute route = lane.route(r.bucket());
+        if (!r.claim() && route != null && route.multiRegion() && !route.isHome(r.request().getRegion())) {
+            b.setKeyHomeRegion(route.homeRegion);
+        }
+        return b.build();
+    }
+
+    private static Set<KeyRef> placedKeys(List<HoldRow> inserted) {
+        Set<KeyRef> placed = new java.util.HashSet<>();
         for (HoldRow h : inserted) {
-            placed.add(h.tenantId() + '\0' + h.idempotencyKey());
+            placed.add(keyOf(h));
         }
-        return keysInUse(placed, tenants, keys);
+        return placed;
     }
 
-    private static Redo keysInUse(LaneStore.InsertedHolds inserted, String[] tenants, String[] keys) {
-        Set<String> placed = new java.util.HashSet<>();
-        for (int x = 0; x < inserted.keys().length; x++) {
-            placed.add(inserted.tenants()[x] + '\0' + inserted.keys()[x]);
-        }
-        return keysInUse(placed, tenants, keys);
-    }
-
-    private static Redo keysInUse(Set<String> placed, String[] tenants, String[] keys) {
-        Set<String> elsewhere = new java.util.HashSet<>();
-        for (int x = 0; x < keys.length; x++) {
-            if (!placed.contains(tenants[x] + '\0' + keys[x])) {
-                elsewhere.add(tenants[x] + '\0' + keys[x]);
+    /**
+     * An insert skipped some keys (ON CONFLICT): they were used for their item already (another
+     * bucket, a claim, another writer). Decide again with those keys looked up instead of placed.
+     */
+    private static Redo keysInUse(Set<KeyRef> placed, List<Op.Reserve> tried) {
+        Set<KeyRef> elsewhere = new java.util.HashSet<>();
+        for (Op.Reserve r : tried) {
+            if (!placed.contains(r.keyRef())) {
+                elsewhere.add(r.keyRef());
             }
         }
         return new Redo(elsewhere.size() + " idempotency keys already in use", Set.of(), elsewhere);
@@ -842,7 +981,7 @@ final class Batch {
         LaneStore.InsertedHolds inserted = store.insertHolds(c(), h.ids, h.t, h.i, h.bn, h.rg, h.qty, h.buyer, h.key,
                 h.fp, h.ttl);
         if (inserted.count() != h.ids.length) {
-            return keysInUse(inserted, h.t, h.key);
+            return keysInUse(new java.util.HashSet<>(inserted.inserted()), h.reserves);
         }
         take(h);
         answerPlaced(h, inserted.createdAt());
@@ -869,7 +1008,7 @@ final class Batch {
                     h.fp[x], "HELD", created, expires, false, null, false);
             Delta d = delta(r.bucket());
             d.minNewExpiryMicros = Math.min(d.minNewExpiryMicros, createdMicros + h.ttl[x] * 1_000L);
-            answer(r, ReserveResponse.newBuilder().setOutcome(ReserveOutcome.RESERVED).setHold(row.toProto()).build());
+            answer(r, reserved(r, row.toProto()));
         }
     }
 

@@ -315,7 +315,7 @@ final class Lane implements Runnable {
     }
 
     private void applyAttempts(List<Op> ops, List<Batch> attempts, Promises promises) {
-        Set<String> keysElsewhere = new HashSet<>();
+        Set<io.lastunit.shard.store.KeyRef> keysElsewhere = new HashSet<>();
         Set<BucketKey> reload = new HashSet<>();
         boolean stepwise = false;
         int lockTimeouts = 0;
@@ -844,7 +844,7 @@ final class Lane implements Runnable {
         try (Connection c = dataSource.getConnection()) {
             try {
                 if (!items.recordRestock(c, r.getTenantId(), r.getRestockId(), r.getItemId(), r.getQuantity())) {
-                    Object[] prev = items.readRestock(c, r.getTenantId(), r.getRestockId());
+                    Object[] prev = items.readRestock(c, r.getTenantId(), r.getItemId(), r.getRestockId());
                     var stock = items.readStock(c, r.getTenantId(), r.getItemId());
                     c.rollback();
                     if (prev == null || !prev[0].equals(r.getItemId()) || (long) prev[1] != r.getQuantity() || stock == null) {

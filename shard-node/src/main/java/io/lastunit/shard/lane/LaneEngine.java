@@ -71,13 +71,27 @@ public final class LaneEngine implements AutoCloseable {
         int bucketNo = route == null ? 0 : route.bucketFor(r.getIdempotencyKey());
         BucketKey bucket = new BucketKey(r.getTenantId(), r.getItemId(), bucketNo);
         CompletableFuture<ReserveResponse> f = new CompletableFuture<>();
-        return submit(new Op.Reserve(bucket, r, fingerprint(r), r.getHoldTtlMs(), f), f);
+        return submit(new Op.Reserve(bucket, r, fingerprint(r), r.getHoldTtlMs(), null, f), f);
+    }
+
+    /**
+     * Claims a Reserve's key at this shard, the item's home region {@code homeRegion}, for the hold
+     * the request's region placed (ShardService.ClaimKey): through the lane of the bucket the key
+     * would be placed in here, like a Reserve. RESERVED with the CLAIMED record when the key is new
+     * or was claimed by the same request; IDEMPOTENCY_KEY_REUSED otherwise.
+     */
+    public CompletableFuture<ReserveResponse> claimKey(ReserveRequest r, String homeRegion) {
+        ItemRoute route = routes.get(routeKey(r.getTenantId(), r.getItemId()));
+        int bucketNo = route == null ? 0 : route.bucketFor(r.getIdempotencyKey());
+        BucketKey bucket = new BucketKey(r.getTenantId(), r.getItemId(), bucketNo);
+        CompletableFuture<ReserveResponse> f = new CompletableFuture<>();
+        return submit(new Op.Reserve(bucket, r, fingerprint(r), r.getHoldTtlMs(), homeRegion, f), f);
     }
 
     /** Sends a Reserve decided elsewhere to the lane of another bucket (same future). */
     void reroute(Op.Reserve r, int bucketNo) {
         submit(new Op.Reserve(new BucketKey(r.bucket().tenantId(), r.bucket().itemId(), bucketNo), r.request(),
-                r.fingerprint(), r.holdTtlMsRequested(), r.future()), r.future());
+                r.fingerprint(), r.holdTtlMsRequested(), r.claimHome(), r.future()), r.future());
     }
 
     static String routeKey(String tenant, String item) {
@@ -181,9 +195,13 @@ public final class LaneEngine implements AutoCloseable {
         return Math.floorMod(h ^ (h >>> 16), lanes.length);
     }
 
-    /** What a Reserve's idempotency key stands for: the request minus the key. */
+    /**
+     * What a Reserve's idempotency key stands for: the request minus the key, with the region the
+     * client named (its {@code origin_region} when a router sent it on to the item's home region).
+     */
     static String fingerprint(ReserveRequest r) {
-        String canonical = r.getItemId() + '\0' + r.getQuantity() + '\0' + r.getBuyerId() + '\0' + r.getRegion()
+        String region = r.getOriginRegion().isEmpty() ? r.getRegion() : r.getOriginRegion();
+        String canonical = r.getItemId() + '\0' + r.getQuantity() + '\0' + r.getBuyerId() + '\0' + region
                 + '\0' + r.getHoldTtlMs();
         byte[] digest = SHA256.get().digest(canonical.getBytes(StandardCharsets.US_ASCII));
         return Base64.getEncoder().withoutPadding().encodeToString(java.util.Arrays.copyOf(digest, 16));

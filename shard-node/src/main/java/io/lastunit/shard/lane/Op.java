@@ -20,9 +20,23 @@ sealed interface Op {
 
     CompletableFuture<?> future();
 
-    /** Reserve: place a hold or answer SOLD_OUT / LIMIT_EXCEEDED. */
+    /**
+     * Reserve: place a hold or answer SOLD_OUT / LIMIT_EXCEEDED. With {@code claimHome} set, a
+     * claim of the key instead (ShardService.ClaimKey, at the item's home region
+     * {@code claimHome}): decided as a Reserve's key is, it records the key's use by the request's
+     * region as a CLAIMED row and moves no units.
+     */
     record Reserve(BucketKey bucket, ReserveRequest request, String fingerprint, long holdTtlMsRequested,
-                   CompletableFuture<ReserveResponse> future) implements Op {
+                   String claimHome, CompletableFuture<ReserveResponse> future) implements Op {
+        boolean claim() {
+            return claimHome != null;
+        }
+
+        /** What names this Reserve: its item's idempotency key. */
+        io.lastunit.shard.store.KeyRef keyRef() {
+            return new io.lastunit.shard.store.KeyRef(request.getTenantId(), request.getItemId(),
+                    request.getIdempotencyKey());
+        }
     }
 
     /** Confirm, Release or Extend of one hold. */

@@ -162,7 +162,7 @@ public final class ItemStore {
         }
     }
 
-    /** Records a restock id. False if the tenant used it before. */
+    /** Records a restock id. False if it was used for the item before. */
     public boolean recordRestock(Connection c, String tenant, String restockId, String item, long qty)
             throws SQLException {
         try (PreparedStatement ps = c.prepareStatement("""
@@ -176,12 +176,13 @@ public final class ItemStore {
         }
     }
 
-    /** The (item, qty) a restock id was used for, or null. */
-    public Object[] readRestock(Connection c, String tenant, String restockId) throws SQLException {
+    /** The (item, qty) a restock id of the item was used for, or null. */
+    public Object[] readRestock(Connection c, String tenant, String item, String restockId) throws SQLException {
         try (PreparedStatement ps = c.prepareStatement(
-                "SELECT item_id, qty FROM restocks WHERE tenant_id = ? AND restock_id = ?")) {
+                "SELECT item_id, qty FROM restocks WHERE tenant_id = ? AND item_id = ? AND restock_id = ?")) {
             ps.setString(1, tenant);
-            ps.setString(2, restockId);
+            ps.setString(2, item);
+            ps.setString(3, restockId);
             try (ResultSet rs = ps.executeQuery()) {
                 return rs.next() ? new Object[] {rs.getString(1), rs.getLong(2)} : null;
             }

@@ -225,20 +225,30 @@ public final class LaneStore {
         }
     }
 
-    /** Reads holds by (tenant, idempotency key). */
-    public List<HoldRow> readHoldsByKey(Connection c, String[] tenants, String[] keys) throws SQLException {
+    /** Reads holds (and FORWARDED and CLAIMED records) by (tenant, item, idempotency key). */
+    public List<HoldRow> readHoldsByKey(Connection c, List<KeyRef> keys) throws SQLException {
+        int n = keys.size();
+        String[] t = new String[n];
+        String[] i = new String[n];
+        String[] k = new String[n];
+        for (int x = 0; x < n; x++) {
+            t[x] = keys.get(x).tenantId();
+            i[x] = keys.get(x).itemId();
+            k[x] = keys.get(x).key();
+        }
         try (PreparedStatement ps = c.prepareStatement("SELECT " + HoldRow.columns("h")
-                + " FROM holds h JOIN unnest(?::text[], ?::text[]) AS d(t, k)"
-                + " ON h.tenant_id = d.t AND h.idempotency_key = d.k")) {
-            ps.setArray(1, c.createArrayOf("text", tenants));
-            ps.setArray(2, c.createArrayOf("text", keys));
+                + " FROM holds h JOIN unnest(?::text[], ?::text[], ?::text[]) AS d(t, i, k)"
+                + " ON h.tenant_id = d.t AND h.item_id = d.i AND h.idempotency_key = d.k")) {
+            ps.setArray(1, c.createArrayOf("text", t));
+            ps.setArray(2, c.createArrayOf("text", i));
+            ps.setArray(3, c.createArrayOf("text", k));
             return holds(ps);
         }
     }
 
     /**
      * New HELD holds (CTE {@code ins}, ten parameters: {@link #bindHolds}) and their outbox rows
-     * (CTE {@code ob}); a key already used in the tenant is skipped.
+     * (CTE {@code ob}); a key already used for the item is skipped.
      */
     private static final String HOLDS_AND_OUTBOX_CTES = """
             WITH ins AS (
@@ -248,7 +258,7 @@ public final class LaneStore {
                        now() + d.ttl * interval '1 millisecond'
                   FROM unnest(?::uuid[], ?::text[], ?::text[], ?::int4[], ?::text[], ?::int4[], ?::text[], ?::text[],
                               ?::text[], ?::int8[]) AS d(id, t, i, b, r, q, buyer, k, fp, ttl)
-                ON CONFLICT (tenant_id, idempotency_key) DO NOTHING
+                ON CONFLICT (tenant_id, item_id, idempotency_key) DO NOTHING
                 RETURNING hold_id, tenant_id, item_id, qty, idempotency_key
             ), ob AS (
                 INSERT INTO outbox (tenant_id, item_id, kind, hold_id, qty)
@@ -274,19 +284,20 @@ public final class LaneStore {
 
             SELECT count(*)::int4, now(),
                    CASE WHEN count(*) < ? THEN array_agg(tenant_id) END,
+                   CASE WHEN count(*) < ? THEN array_agg(item_id) END,
                    CASE WHEN count(*) < ? THEN array_agg(idempotency_key) END
               FROM ins""";
 
     /**
      * What one insert of holds did: how many rows it inserted, the transaction's {@code now()}
      * (every new hold's created_at; its expires_at is that plus its TTL), and — only when some
-     * keys were skipped — the (tenant, key) pairs it did insert.
+     * keys were skipped — the keys it did insert.
      */
-    public record InsertedHolds(int count, Instant createdAt, String[] tenants, String[] keys) {
+    public record InsertedHolds(int count, Instant createdAt, List<KeyRef> inserted) {
     }
 
     /**
-     * New HELD holds with their outbox rows, one statement. A key already used in the tenant is
+     * New HELD holds with their outbox rows, one statement. A key already used for the item is
      * skipped. The reply is one row whatever the batch size: the rows inserted are exactly the
      * input (the caller knows them), so nothing is sent back per row.
      */
@@ -297,19 +308,28 @@ public final class LaneStore {
             bindHolds(c, ps, ids, tenants, items, buckets, regions, qtys, buyers, keys, fingerprints, ttlMs);
             ps.setInt(11, ids.length);
             ps.setInt(12, ids.length);
+            ps.setInt(13, ids.length);
             try (ResultSet rs = ps.executeQuery()) {
                 rs.next();
                 int count = rs.getInt(1);
                 Instant now = rs.getTimestamp(2).toInstant();
                 if (count == ids.length) {
-                    return new InsertedHolds(count, now, null, null);
+                    return new InsertedHolds(count, now, null);
                 }
-                java.sql.Array t = rs.getArray(3);
-                java.sql.Array k = rs.getArray(4);
-                return new InsertedHolds(count, now, t == null ? new String[0] : (String[]) t.getArray(),
-                        k == null ? new String[0] : (String[]) k.getArray());
+                String[] t = strings(rs.getArray(3));
+                String[] i = strings(rs.getArray(4));
+                String[] k = strings(rs.getArray(5));
+                List<KeyRef> inserted = new ArrayList<>(k.length);
+                for (int x = 0; x < k.length; x++) {
+                    inserted.add(new KeyRef(t[x], i[x], k[x]));
+                }
+                return new InsertedHolds(count, now, inserted);
             }
         }
+    }
+
+    private static String[] strings(java.sql.Array a) throws SQLException {
+        return a == null ? new String[0] : (String[]) a.getArray();
     }
 
     /** SQLSTATE of {@code lastunit_require} (V4): a one-statement batch refused its own result. */
@@ -333,8 +353,8 @@ public final class LaneStore {
      * A batch of new holds as one statement, to run in its own transaction (autocommit): the
      * holds and their outbox rows ({@link #insertHolds}'s statement), then each bucket's
      * conditional update ({@link #applyBucketDeltas}'s). Either all of it commits, or the statement fails
-     * with SQLSTATE {@link #REFUSED} and nothing does: when any key was already used in its
-     * tenant, or any bucket's counters were not what the lane expected. Saves the round trips of
+     * with SQLSTATE {@link #REFUSED} and nothing does: when any key was already used for its
+     * item, or any bucket's counters were not what the lane expected. Saves the round trips of
      * the separate insert, update and commit.
      */
     public Reserved reserveInOneStatement(Connection c, UUID[] ids, String[] tenants, String[] items, Integer[] buckets,
@@ -366,32 +386,44 @@ public final class LaneStore {
         }
     }
 
-    private static final String INSERT_FORWARDED = """
+    private static final String INSERT_KEY_RECORDS = """
             INSERT INTO holds (hold_id, tenant_id, item_id, bucket_no, region, qty, buyer_id, idempotency_key,
                                request_fingerprint, state, created_at, expires_at, ended_at)
-            SELECT d.id, d.t, d.i, 0, d.r, d.q, d.buyer, d.k, d.fp, 'FORWARDED', now(), now(), now()
-              FROM unnest(?::uuid[], ?::text[], ?::text[], ?::text[], ?::int4[], ?::text[], ?::text[], ?::text[])
-                   AS d(id, t, i, r, q, buyer, k, fp)
-            ON CONFLICT (tenant_id, idempotency_key) DO NOTHING
+            SELECT d.id, d.t, d.i, d.b, d.r, d.q, d.buyer, d.k, d.fp, d.s, now(), now(), now()
+              FROM unnest(?::uuid[], ?::text[], ?::text[], ?::int4[], ?::text[], ?::int4[], ?::text[], ?::text[],
+                          ?::text[], ?::text[]) AS d(id, t, i, b, r, q, buyer, k, fp, s)
+            ON CONFLICT (tenant_id, item_id, idempotency_key) DO NOTHING
             RETURNING %s""".formatted(HoldRow.columns(""));
 
     /**
-     * Records keys as FORWARDED (the item collapsed to its home region; the Reserve goes there).
-     * Such rows hold no stock. A key already used in the tenant is skipped: absent from the result.
+     * Records of keys that hold no units, with the request they stand for: FORWARDED (the item
+     * collapsed to its home region; the Reserve goes there) and CLAIMED (at the home region, a
+     * hold placed in the row's region). They move no counter and write no outbox row; their
+     * created_at, expires_at and ended_at are the transaction's now(). A key already used for
+     * the item is skipped: absent from the result.
      */
-    public List<HoldRow> insertForwarded(Connection c, UUID[] ids, String[] tenants, String[] items, String[] regions,
-                                         Integer[] qtys, String[] buyers, String[] keys, String[] fingerprints)
-            throws SQLException {
-        try (PreparedStatement ps = c.prepareStatement(INSERT_FORWARDED)) {
-            ps.setArray(1, c.createArrayOf("uuid", ids));
-            ps.setArray(2, c.createArrayOf("text", tenants));
-            ps.setArray(3, c.createArrayOf("text", items));
-            ps.setArray(4, c.createArrayOf("text", regions));
-            ps.setArray(5, c.createArrayOf("int4", qtys));
-            ps.setArray(6, c.createArrayOf("text", buyers));
-            ps.setArray(7, c.createArrayOf("text", keys));
-            ps.setArray(8, c.createArrayOf("text", fingerprints));
+    public List<HoldRow> insertKeyRecords(Connection c, KeyRecords r) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement(INSERT_KEY_RECORDS)) {
+            ps.setArray(1, c.createArrayOf("uuid", r.ids()));
+            ps.setArray(2, c.createArrayOf("text", r.tenants()));
+            ps.setArray(3, c.createArrayOf("text", r.items()));
+            ps.setArray(4, c.createArrayOf("int4", r.buckets()));
+            ps.setArray(5, c.createArrayOf("text", r.regions()));
+            ps.setArray(6, c.createArrayOf("int4", r.qtys()));
+            ps.setArray(7, c.createArrayOf("text", r.buyers()));
+            ps.setArray(8, c.createArrayOf("text", r.keys()));
+            ps.setArray(9, c.createArrayOf("text", r.fingerprints()));
+            ps.setArray(10, c.createArrayOf("text", r.states()));
             return holds(ps);
+        }
+    }
+
+    /** The columns of {@link #insertKeyRecords}, one entry per record. */
+    public record KeyRecords(UUID[] ids, String[] tenants, String[] items, Integer[] buckets, String[] regions,
+                             Integer[] qtys, String[] buyers, String[] keys, String[] fingerprints, String[] states) {
+        public static KeyRecords of(int n) {
+            return new KeyRecords(new UUID[n], new String[n], new String[n], new Integer[n], new String[n],
+                    new Integer[n], new String[n], new String[n], new String[n], new String[n]);
         }
     }
 

@@ -17,7 +17,7 @@ class LaneQueueTest {
 
     private static Op.Reserve op(int i) {
         return new Op.Reserve(new BucketKey("t", "i", 0), ReserveRequest.newBuilder().setIdempotencyKey("k" + i).build(),
-                "fp", 0, new CompletableFuture<>());
+                "fp", 0, null, new CompletableFuture<>());
     }
 
     /**

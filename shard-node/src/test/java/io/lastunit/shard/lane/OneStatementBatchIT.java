@@ -28,7 +28,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 /**
  * A batch of new holds alone is written as one statement that commits itself: the holds, their
  * outbox rows and the conditional bucket update, or nothing. When the database refuses it (a key
- * already used in the tenant, counters the lane had wrong), nothing of it may stay, and the lane
+ * already used for the item, counters the lane had wrong), nothing of it may stay, and the lane
  * must reach the same answer the separate statements reach. Real PostgreSQL, a real shard node
  * over gRPC; the lane's view is made wrong by writing to the database behind its back.
  */
@@ -131,16 +131,23 @@ class OneStatementBatchIT {
     }
 
     @Test
-    void aKeyUsedForAnotherItem_isRefused_nothingIsWritten_andTheAnswerIsKeyReused() throws Exception {
+    void aKeyWrittenBehindTheLane_isRefused_nothingIsWritten_andTheAnswerIsKeyReused() throws Exception {
         try (ShardNodeHarness shard = new ShardNodeHarness(PG, Map.of()).start()) {
-            shard.createItem(TENANT, "shirt", 10);
             shard.createItem(TENANT, "socks", 10);
-            for (String item : List.of("shirt", "socks")) { // both buckets loaded and cached
-                shard.blocking().reserve(reserve(item, "warm-" + item, 1));
-            }
-            assertThat(shard.blocking().reserve(reserve("shirt", "shared", 1)).getOutcome())
-                    .isEqualTo(ReserveOutcome.RESERVED);
+            assertThat(shard.blocking().reserve(reserve("socks", "warm-socks", 1)).getOutcome())
+                    .isEqualTo(ReserveOutcome.RESERVED); // the bucket is loaded and cached
             DataSource ds = shard.node().dataSource();
+            // Another writer uses the key for the item behind the lane's back (a released hold, so
+            // that the bucket's counters stay what they are).
+            try (Connection c = ds.getConnection();
+                 PreparedStatement ps = c.prepareStatement("INSERT INTO holds (hold_id, tenant_id, item_id,"
+                         + " bucket_no, region, qty, buyer_id, idempotency_key, request_fingerprint, state,"
+                         + " created_at, expires_at, ended_at) VALUES (gen_random_uuid(), ?, 'socks', 0, 'local', 1,"
+                         + " 'someone', 'shared', 'another-request', 'RELEASED', now(), now(), now())")) {
+                ps.setString(1, TENANT);
+                assertThat(ps.executeUpdate()).isEqualTo(1);
+                c.commit();
+            }
             long[] socksBefore = bucket(ds, "socks");
             long outboxBefore = outboxRows(ds, "socks");
             LaneEngine.Stats before = stats(shard);
