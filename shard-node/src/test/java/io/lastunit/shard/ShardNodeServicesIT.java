@@ -1,0 +1,90 @@
+package io.lastunit.shard;
+
+import static io.lastunit.testkit.TestTimeouts.scaled;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.google.protobuf.DescriptorProtos.FileDescriptorProto;
+import io.grpc.stub.StreamObserver;
+import io.grpc.reflection.v1.ServerReflectionGrpc;
+import io.grpc.reflection.v1.ServerReflectionRequest;
+import io.grpc.reflection.v1.ServerReflectionResponse;
+import io.grpc.reflection.v1.ServiceResponse;
+import io.lastunit.testkit.PostgresFixture;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+/**
+ * The services a real shard node serves beside its API, over a real socket: server reflection
+ * (what grpcurl uses to list and describe them).
+ */
+class ShardNodeServicesIT {
+    @RegisterExtension
+    static final PostgresFixture PG = new PostgresFixture();
+
+    private ShardNodeHarness shard;
+
+    @BeforeEach
+    void start() throws Exception {
+        shard = new ShardNodeHarness(PG, Map.of()).start();
+    }
+
+    @AfterEach
+    void stop() {
+        shard.close();
+    }
+
+    /** One request on a new v1 reflection stream, and its one answer. */
+    ServerReflectionResponse reflect(ServerReflectionRequest request) throws Exception {
+        CompletableFuture<ServerReflectionResponse> answer = new CompletableFuture<>();
+        StreamObserver<ServerReflectionRequest> requests = ServerReflectionGrpc.newStub(shard.channel())
+                .withDeadlineAfter(30, TimeUnit.SECONDS)
+                .serverReflectionInfo(new StreamObserver<>() {
+                    @Override
+                    public void onNext(ServerReflectionResponse r) {
+                        answer.complete(r);
+                    }
+
+                    @Override
+                    public void onError(Throwable t) {
+                        answer.completeExceptionally(t);
+                    }
+
+                    @Override
+                    public void onCompleted() {
+                        answer.completeExceptionally(new AssertionError("the stream ended without an answer"));
+                    }
+                });
+        requests.onNext(request);
+        requests.onCompleted();
+        return answer.get(scaled(Duration.ofSeconds(10)).toMillis(), TimeUnit.MILLISECONDS);
+    }
+
+    @Test
+    void reflection_listsTheNodesServices() throws Exception {
+        ServerReflectionResponse r = reflect(ServerReflectionRequest.newBuilder().setListServices("").build());
+
+        assertThat(r.getListServicesResponse().getServiceList()).extracting(ServiceResponse::getName)
+                .containsExactlyInAnyOrder("lastunit.inventory.v1.InventoryService", "lastunit.shard.v1.ShardService",
+                        "grpc.health.v1.Health", "grpc.reflection.v1.ServerReflection",
+                        "grpc.reflection.v1alpha.ServerReflection");
+    }
+
+    @Test
+    void reflection_servesTheFileDescriptorOfShardService() throws Exception {
+        ServerReflectionResponse r = reflect(ServerReflectionRequest.newBuilder()
+                .setFileContainingSymbol("lastunit.shard.v1.ShardService").build());
+
+        List<com.google.protobuf.ByteString> files = r.getFileDescriptorResponse().getFileDescriptorProtoList();
+        assertThat(files).isNotEmpty();
+        FileDescriptorProto file = FileDescriptorProto.parseFrom(files.get(0));
+        assertThat(file.getName()).isEqualTo("lastunit/shard/v1/shard.proto");
+        assertThat(file.getServiceList()).extracting(s -> s.getName()).contains("ShardService");
+    }
+}
