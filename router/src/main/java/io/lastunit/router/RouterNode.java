@@ -6,6 +6,7 @@ import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
 import io.grpc.protobuf.services.HealthStatusManager;
 import io.grpc.protobuf.services.ProtoReflectionService;
 import io.grpc.protobuf.services.ProtoReflectionServiceV1;
+import io.lastunit.api.inventory.v1.InventoryServiceGrpc;
 import io.lastunit.api.topology.v1.ShardInfo;
 import io.lastunit.common.RequestValidator;
 import io.lastunit.common.topology.Curators;
@@ -111,7 +112,9 @@ public final class RouterNode implements AutoCloseable {
             b.sslContext(GrpcSslContexts.forServer(config.tlsCertificate(), config.tlsKey()).build());
         }
         server = b.build().start();
+        // By name too, for probes that ask for the API's service; close() turns both NOT_SERVING.
         health.setStatus("", io.grpc.health.v1.HealthCheckResponse.ServingStatus.SERVING);
+        health.setStatus(InventoryServiceGrpc.SERVICE_NAME, io.grpc.health.v1.HealthCheckResponse.ServingStatus.SERVING);
         log.info("router {} serving on {}:{} (topology at {}{})", config.routerId(), config.host(), server.getPort(),
                 config.zookeeper(), config.namespace());
         return this;

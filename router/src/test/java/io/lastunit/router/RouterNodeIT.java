@@ -13,7 +13,13 @@ import io.grpc.ManagedChannel;
 import io.grpc.Metadata;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
+import io.grpc.health.v1.HealthCheckRequest;
+import io.grpc.health.v1.HealthCheckResponse;
+import io.grpc.health.v1.HealthCheckResponse.ServingStatus;
+import io.grpc.health.v1.HealthGrpc;
 import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
+import io.grpc.stub.ClientCallStreamObserver;
+import io.grpc.stub.ClientResponseObserver;
 import io.grpc.stub.MetadataUtils;
 import io.grpc.stub.StreamObserver;
 import io.lastunit.api.inventory.v1.GetStockRequest;
@@ -24,9 +30,12 @@ import io.lastunit.router.wiring.RouterProperties;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
 import org.apache.curator.test.InstanceSpec;
 import org.apache.curator.test.TestingServer;
 import org.junit.jupiter.api.AfterAll;
@@ -38,9 +47,9 @@ import org.junit.jupiter.api.Test;
 /**
  * A real router ({@link RouterNode}, as {@code ./lastunit router} starts it) on a real socket on
  * 127.0.0.1, over a real ZooKeeper (curator-test {@link TestingServer}) holding an empty topology:
- * what a caller without a token can use there (server reflection v1 and v1alpha) and what it
- * cannot (InventoryService). The reflection clients are grpc-java's own generated stubs, speaking
- * the protocol grpcurl speaks.
+ * what a caller without a token can use there (health by service name, server reflection v1 and
+ * v1alpha) and what it cannot (InventoryService). The reflection clients are grpc-java's own
+ * generated stubs, speaking the protocol grpcurl speaks.
  */
 class RouterNodeIT {
     private static final String TOKEN = "router-node-it-token";
@@ -187,6 +196,59 @@ class RouterNodeIT {
         assertThat(GrpcErrors.errorInfo(authenticated).orElseThrow().getReason()).isEqualTo("TOPOLOGY_UNAVAILABLE");
         assertThat(askV1(io.grpc.reflection.v1.ServerReflectionRequest.newBuilder().setListServices("").build())
                 .hasListServicesResponse()).isTrue();
+    }
+
+    // ---- health by service name -----------------------------------------------------------
+
+    ServingStatus check(String service) {
+        return HealthGrpc.newBlockingStub(channel).withDeadlineAfter(10, TimeUnit.SECONDS)
+                .check(HealthCheckRequest.newBuilder().setService(service).build()).getStatus();
+    }
+
+    @Test
+    void health_isServingForTheWholeRouterAndForInventoryService_byName() {
+        assertThat(check("")).isEqualTo(ServingStatus.SERVING);
+        assertThat(check(INVENTORY)).isEqualTo(ServingStatus.SERVING);
+        StatusRuntimeException unknown = catchThrowableOfType(StatusRuntimeException.class,
+                () -> check("lastunit.shard.v1.ShardService"));
+        assertThat(unknown.getStatus().getCode()).as("a service the router does not serve").isEqualTo(Status.Code.NOT_FOUND);
+    }
+
+    @Test
+    void health_ofInventoryService_turnsNotServing_whenTheRouterStops() throws Exception {
+        BlockingQueue<ServingStatus> seen = new LinkedBlockingQueue<>();
+        AtomicReference<ClientCallStreamObserver<HealthCheckRequest>> watch = new AtomicReference<>();
+        HealthGrpc.newStub(channel).watch(HealthCheckRequest.newBuilder().setService(INVENTORY).build(),
+                new ClientResponseObserver<HealthCheckRequest, HealthCheckResponse>() {
+                    @Override
+                    public void beforeStart(ClientCallStreamObserver<HealthCheckRequest> call) {
+                        watch.set(call);
+                    }
+
+                    @Override
+                    public void onNext(HealthCheckResponse r) {
+                        seen.add(r.getStatus());
+                        if (r.getStatus() == ServingStatus.NOT_SERVING) {
+                            watch.get().cancel("seen NOT_SERVING", null); // lets the stopping server finish
+                        }
+                    }
+
+                    @Override
+                    public void onError(Throwable t) {
+                        // the cancel above, or the server going away
+                    }
+
+                    @Override
+                    public void onCompleted() {
+                    }
+                });
+        long waitMs = scaled(Duration.ofSeconds(10)).toMillis();
+        assertThat(seen.poll(waitMs, TimeUnit.MILLISECONDS)).isEqualTo(ServingStatus.SERVING);
+
+        CompletableFuture<Void> stopped = CompletableFuture.runAsync(router::close);
+
+        assertThat(seen.poll(waitMs, TimeUnit.MILLISECONDS)).isEqualTo(ServingStatus.NOT_SERVING);
+        stopped.get(waitMs, TimeUnit.MILLISECONDS);
     }
 
     /** Completes {@code answer} with the first response of a stream, or with its error. */

@@ -7,6 +7,8 @@ import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
 import io.grpc.protobuf.services.HealthStatusManager;
 import io.grpc.protobuf.services.ProtoReflectionService;
 import io.grpc.protobuf.services.ProtoReflectionServiceV1;
+import io.lastunit.api.inventory.v1.InventoryServiceGrpc;
+import io.lastunit.api.shard.v1.ShardServiceGrpc;
 import io.lastunit.common.RequestValidator;
 import io.lastunit.shard.expiry.ExpirySweeper;
 import io.lastunit.api.topology.v1.LiveShard;
@@ -113,7 +115,10 @@ public final class ShardNode implements AutoCloseable {
                 .maxInboundMessageSize(1 << 20)
                 .build()
                 .start();
-        health.setStatus("", io.grpc.health.v1.HealthCheckResponse.ServingStatus.SERVING);
+        // By name too, for probes that ask for one service; close() turns all three NOT_SERVING.
+        for (String service : new String[] {"", InventoryServiceGrpc.SERVICE_NAME, ShardServiceGrpc.SERVICE_NAME}) {
+            health.setStatus(service, io.grpc.health.v1.HealthCheckResponse.ServingStatus.SERVING);
+        }
         if (curator != null) {
             // Registered only once listening, so no router is sent to a port that is not open yet.
             String address = config.topology().advertisedAddress().isBlank()
