@@ -121,6 +121,20 @@ public final class RouterInventoryService extends InventoryServiceGrpc.Inventory
         return c.getRegions(0);
     }
 
+    /**
+     * A Reserve without a region gets the tenant's cell's only region, as GetStock and Restock do
+     * ({@link #regionOr}), before anything else reads it: the shed checks, the shard and the hold
+     * id all see the filled region. The fields before {@code region} are checked first, so the
+     * topology is asked only about a valid tenant and refusals keep field order.
+     */
+    private ReserveRequest withCellRegion(ReserveRequest r) {
+        if (!r.getRegion().isEmpty()) {
+            return r;
+        }
+        validator.reserveBeforeRegion(r);
+        return inRegion(r, regionOr(r.getTenantId(), ""));
+    }
+
     /** The request with its region set to {@code region} (a Reserve forwarded or collapsed home). */
     private static ReserveRequest inRegion(ReserveRequest r, String region) {
         return r.getRegion().equals(region) ? r : r.toBuilder().setRegion(region).build();
@@ -164,8 +178,9 @@ public final class RouterInventoryService extends InventoryServiceGrpc.Inventory
     }
 
     @Override
-    public void reserve(ReserveRequest r, StreamObserver<ReserveResponse> out) {
+    public void reserve(ReserveRequest request, StreamObserver<ReserveResponse> out) {
         try {
+            ReserveRequest r = withCellRegion(request);
             validator.reserve(r);
             authorize(r.getTenantId(), false);
             String key = SoldOutCache.key(r.getTenantId(), r.getItemId(), r.getRegion());
