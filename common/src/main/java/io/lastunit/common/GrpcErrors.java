@@ -47,9 +47,9 @@ public final class GrpcErrors {
     }
 
     /**
-     * Any throwable as a status: a {@link Failure} by its reason, a status as it is, anything else
-     * INTERNAL / INTERNAL_ERROR with an error id and none of its text, which is logged under that
-     * id at ERROR, with its stack ({@link ErrorIds}). The returned status keeps the cause for
+     * Any throwable as a status: a {@link Failure} by its reason, a status (either kind) as it
+     * is, anything else INTERNAL / INTERNAL_ERROR with an error id and none of its text, which is
+     * logged under that id at ERROR, with its stack ({@link ErrorIds}). The returned status keeps the cause for
      * callers in this process; gRPC never sends a cause.
      */
     public static StatusRuntimeException toStatus(Throwable t) {
@@ -59,6 +59,9 @@ public final class GrpcErrors {
         }
         if (cause instanceof StatusRuntimeException sre) {
             return sre;
+        }
+        if (cause instanceof io.grpc.StatusException se) {
+            return se.getStatus().asRuntimeException(se.getTrailers());
         }
         StatusRuntimeException internal = toStatus(ErrorIds.internalError(cause));
         return internal.getStatus().withCause(cause).asRuntimeException(internal.getTrailers());

@@ -363,6 +363,18 @@ class GrpcErrorsTest {
     }
 
     @Test
+    void checkedStatusException_passesThroughAsItsStatus_notAsAnInternalError() {
+        StatusRuntimeException notFound = GrpcErrors.toStatus(Failure.of(Reason.ITEM_NOT_FOUND, "no such item"));
+        io.grpc.StatusException checked = notFound.getStatus().asException(notFound.getTrailers());
+
+        StatusRuntimeException e = GrpcErrors.toStatus(new CompletionException(checked));
+
+        assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.NOT_FOUND);
+        assertThat(e.getStatus().getDescription()).isEqualTo("no such item");
+        assertThat(GrpcErrors.errorInfo(e).map(ErrorInfo::getReason)).contains("ITEM_NOT_FOUND");
+    }
+
+    @Test
     void statusRuntimeException_passesThroughUnchanged() {
         StatusRuntimeException original = Status.DEADLINE_EXCEEDED.withDescription("late").asRuntimeException();
 
