@@ -5,6 +5,8 @@ import io.grpc.health.v1.HealthCheckResponse.ServingStatus;
 import io.grpc.netty.shaded.io.grpc.netty.GrpcSslContexts;
 import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
 import io.grpc.protobuf.services.HealthStatusManager;
+import io.grpc.protobuf.services.ProtoReflectionService;
+import io.grpc.protobuf.services.ProtoReflectionServiceV1;
 import io.lastunit.api.balancer.v1.BalancerServiceGrpc;
 import io.lastunit.api.topology.v1.ShardInfo;
 import io.lastunit.balancer.grpc.BalancerGrpcService;
@@ -45,7 +47,8 @@ import org.slf4j.LoggerFactory;
 
 /**
  * One running bucket-balancer: a ZooKeeper client and the watched topology, channels to the
- * shard nodes, the transfer machinery, the gRPC server (BalancerService and health), and its part
+ * shard nodes, the transfer machinery, the gRPC server (BalancerService, health, server reflection v1 and
+ * v1alpha), and its part
  * in the election ({@link Leadership}). Once elected it completes every PENDING transfer, publishes
  * its endpoint, and then runs the balancing loop and the invariant check on their schedules and
  * serves pulls; a standby serves only NOT_LEADER. Health: {@code ""} SERVING while running,
@@ -135,6 +138,8 @@ public final class BalancerNode implements AutoCloseable {
                 .directExecutor()
                 .addService(new BalancerGrpcService(this::servingFence, topology, mover, pullThreads, metrics))
                 .addService(health.getHealthService())
+                .addService(ProtoReflectionServiceV1.newInstance())
+                .addService(reflectionV1Alpha())
                 .permitKeepAliveTime(10, TimeUnit.SECONDS)
                 .permitKeepAliveWithoutCalls(true)
                 .maxInboundMessageSize(1 << 16)
@@ -167,6 +172,12 @@ public final class BalancerNode implements AutoCloseable {
         }
         log.info("balancer {} started (topology at {}{}; interval {} ms)", address, config.zookeeper(),
                 config.namespace(), config.interval().toMillis());
+    }
+
+    /** The older reflection protocol: some clients (older grpcurl releases among them) speak only this one. */
+    @SuppressWarnings("deprecation")
+    private static io.grpc.BindableService reflectionV1Alpha() {
+        return ProtoReflectionService.newInstance();
     }
 
     /** A new leader's duty: complete every PENDING OUT transfer on every live shard. */

@@ -8,6 +8,11 @@ import io.grpc.StatusRuntimeException;
 import io.grpc.health.v1.HealthCheckRequest;
 import io.grpc.health.v1.HealthCheckResponse.ServingStatus;
 import io.grpc.health.v1.HealthGrpc;
+import io.grpc.reflection.v1.ServerReflectionGrpc;
+import io.grpc.reflection.v1.ServerReflectionRequest;
+import io.grpc.reflection.v1.ServerReflectionResponse;
+import io.grpc.reflection.v1.ServiceResponse;
+import io.grpc.stub.StreamObserver;
 import io.lastunit.api.balancer.v1.BalancerServiceGrpc;
 import io.lastunit.api.balancer.v1.PullRequest;
 import io.lastunit.api.inventory.v1.ReserveOutcome;
@@ -23,6 +28,7 @@ import io.lastunit.testkit.PostgresFixture;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -142,6 +148,43 @@ class TwoBalancersIT {
         assertThat(cluster.levels("acme", "socks").get("eu").getAllotment()).isEqualTo(90);
         assertThat(cluster.allotmentSum("acme", "socks")).isEqualTo(300);
         assertThat(cluster.check().ok()).isTrue();
+    }
+
+    @Test
+    void leaderAndStandbyServeReflection_listingTheirServices() throws Exception {
+        for (BalancerNode node : List.of(leader, standby)) {
+            assertThat(listServices(node)).as("services of %s", node.address()).containsExactlyInAnyOrder(
+                    BalancerServiceGrpc.SERVICE_NAME, "grpc.health.v1.Health", "grpc.reflection.v1.ServerReflection",
+                    "grpc.reflection.v1alpha.ServerReflection");
+        }
+    }
+
+    /** The services a v1 reflection client (what grpcurl speaks) finds on the node. */
+    private static List<String> listServices(BalancerNode node) throws Exception {
+        CompletableFuture<ServerReflectionResponse> answer = new CompletableFuture<>();
+        StreamObserver<ServerReflectionRequest> requests = ServerReflectionGrpc
+                .newStub(cluster.channel("127.0.0.1:" + node.port())).withDeadlineAfter(30, TimeUnit.SECONDS)
+                .serverReflectionInfo(new StreamObserver<>() {
+                    @Override
+                    public void onNext(ServerReflectionResponse r) {
+                        answer.complete(r);
+                    }
+
+                    @Override
+                    public void onError(Throwable t) {
+                        answer.completeExceptionally(t);
+                    }
+
+                    @Override
+                    public void onCompleted() {
+                        answer.completeExceptionally(new AssertionError("the stream ended without an answer"));
+                    }
+                });
+        requests.onNext(ServerReflectionRequest.newBuilder().setListServices("").build());
+        requests.onCompleted();
+        return answer.get(io.lastunit.testkit.TestTimeouts.scaled(java.time.Duration.ofSeconds(10)).toMillis(),
+                        TimeUnit.MILLISECONDS)
+                .getListServicesResponse().getServiceList().stream().map(ServiceResponse::getName).toList();
     }
 
     private static ServingStatus health(BalancerNode node) {

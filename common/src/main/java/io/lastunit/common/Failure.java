@@ -1,5 +1,6 @@
 package io.lastunit.common;
 
+import java.sql.SQLException;
 import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.Map;
@@ -35,6 +36,26 @@ public final class Failure extends RuntimeException {
     /** A refusal that asks the caller to retry after {@code retryAfter}. */
     public static Failure retryable(Reason reason, String message, Duration retryAfter) {
         return new Failure(reason, message, Map.of(), retryAfter);
+    }
+
+    /**
+     * UNAVAILABLE / STORE_UNAVAILABLE for a failure of PostgreSQL: the client is told {@code what}
+     * failed and an error id, never the exception's text; the id, the SQL state and PostgreSQL's
+     * message go to the log at ERROR, with the stack, once per exception ({@link ErrorIds}).
+     *
+     * @param what       what failed, for the client: the operation and what the caller should do,
+     *                   e.g. {@code "CreateItem failed"} or {@code "Restock outcome unknown; retry
+     *                   with the same restock_id"}. Never the exception's message
+     * @param cause      what PostgreSQL (or the driver) threw
+     * @param retryAfter the retry hint
+     */
+    public static Failure storeUnavailable(String what, SQLException cause, Duration retryAfter) {
+        return ErrorIds.storeUnavailable(what, cause, retryAfter);
+    }
+
+    /** A failure whose detail was logged under {@code errorId} ({@link ErrorIds}). */
+    static Failure withErrorId(Reason reason, String message, String errorId, Duration retryAfter) {
+        return new Failure(reason, message, Map.of(ErrorIds.METADATA_KEY, errorId), retryAfter);
     }
 
     /** INVALID_ARGUMENT naming {@code field}. */

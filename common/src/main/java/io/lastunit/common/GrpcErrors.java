@@ -4,7 +4,6 @@ import com.google.protobuf.Any;
 import com.google.rpc.BadRequest;
 import com.google.rpc.ErrorInfo;
 import com.google.rpc.RetryInfo;
-import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
 import io.grpc.protobuf.StatusProto;
 import java.util.Optional;
@@ -47,7 +46,12 @@ public final class GrpcErrors {
         return StatusProto.toStatusRuntimeException(status.build());
     }
 
-    /** Any throwable as a status: a {@link Failure} by its reason, anything else INTERNAL. */
+    /**
+     * Any throwable as a status: a {@link Failure} by its reason, a status (either kind) as it
+     * is, anything else INTERNAL / INTERNAL_ERROR with an error id and none of its text, which is
+     * logged under that id at ERROR, with its stack ({@link ErrorIds}). The returned status keeps the cause for
+     * callers in this process; gRPC never sends a cause.
+     */
     public static StatusRuntimeException toStatus(Throwable t) {
         Throwable cause = unwrap(t);
         if (cause instanceof Failure f) {
@@ -56,7 +60,11 @@ public final class GrpcErrors {
         if (cause instanceof StatusRuntimeException sre) {
             return sre;
         }
-        return Status.INTERNAL.withDescription(String.valueOf(cause)).withCause(cause).asRuntimeException();
+        if (cause instanceof io.grpc.StatusException se) {
+            return se.getStatus().asRuntimeException(se.getTrailers());
+        }
+        StatusRuntimeException internal = toStatus(ErrorIds.internalError(cause));
+        return internal.getStatus().withCause(cause).asRuntimeException(internal.getTrailers());
     }
 
     /** The ErrorInfo of a status, if it carries one. */

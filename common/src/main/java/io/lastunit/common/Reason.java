@@ -64,7 +64,12 @@ public enum Reason {
      */
     BALANCER_UNAVAILABLE(Status.Code.UNAVAILABLE),
     /** An invariant was found broken while applying a batch; the lane refused to go on. */
-    INVARIANT_BROKEN(Status.Code.INTERNAL);
+    INVARIANT_BROKEN(Status.Code.INTERNAL),
+    /**
+     * An unexpected failure (a bug). The client gets only an error id (metadata {@code error_id});
+     * the detail is logged under it ({@link ErrorIds}).
+     */
+    INTERNAL_ERROR(Status.Code.INTERNAL);
 
     /** The {@code ErrorInfo.domain} of every lastunit error. */
     public static final String DOMAIN = "lastunit.io";

@@ -66,7 +66,8 @@ class GrpcErrorsTest {
         "FORWARDED, ABORTED",
         "NOT_LEADER, UNAVAILABLE",
         "BALANCER_UNAVAILABLE, UNAVAILABLE",
-        "INVARIANT_BROKEN, INTERNAL"})
+        "INVARIANT_BROKEN, INTERNAL",
+        "INTERNAL_ERROR, INTERNAL"})
     void reason_isBoundToDocumentedStatusCode(Reason reason, Status.Code code) {
         assertThat(reason.code()).isEqualTo(code);
         assertThat(GrpcErrors.toStatus(Failure.of(reason, "m")).getStatus().getCode()).isEqualTo(code);
@@ -78,7 +79,8 @@ class GrpcErrorsTest {
                 "INVALID_FIELD", "TRANSFER_NOT_FOUND", "ITEM_NOT_FOUND", "HOLD_NOT_FOUND", "ITEM_EXISTS", "IDEMPOTENCY_KEY_REUSED",
                 "HOLD_NOT_HELD", "HOLD_ALREADY_EXTENDED", "ORDER_REF_MISMATCH", "ITEM_NOT_ACTIVE", "UNAUTHENTICATED",
                 "PERMISSION_DENIED", "RATE_LIMITED", "ITEM_BUSY", "QUEUE_FULL",
-                "STORE_UNAVAILABLE", "TENANT_MOVING", "SHARD_UNAVAILABLE", "TOPOLOGY_UNAVAILABLE", "MOVED", "SHUTTING_DOWN", "FORWARDED", "NOT_LEADER", "BALANCER_UNAVAILABLE", "INVARIANT_BROKEN");
+                "STORE_UNAVAILABLE", "TENANT_MOVING", "SHARD_UNAVAILABLE", "TOPOLOGY_UNAVAILABLE", "MOVED", "SHUTTING_DOWN", "FORWARDED", "NOT_LEADER", "BALANCER_UNAVAILABLE", "INVARIANT_BROKEN",
+                "INTERNAL_ERROR");
         assertThat(Reason.DOMAIN).isEqualTo("lastunit.io");
     }
 
@@ -249,16 +251,95 @@ class GrpcErrorsTest {
         assertThat(GrpcErrors.errorInfo(e)).map(ErrorInfo::getReason).contains("ITEM_EXISTS");
     }
 
+    static final String INTERNAL_MESSAGE = "unexpected server error \\(error_id=([0-9a-f]{16})\\); its detail is "
+            + "logged under this id";
+
+    /** The error id of an INTERNAL_ERROR status, checked against its message. */
+    static String internalErrorId(StatusRuntimeException e) {
+        assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.INTERNAL);
+        ErrorInfo info = GrpcErrors.errorInfo(e).orElseThrow(() -> new AssertionError("no ErrorInfo in " + e));
+        assertThat(info.getReason()).isEqualTo("INTERNAL_ERROR");
+        assertThat(info.getDomain()).isEqualTo("lastunit.io");
+        String id = info.getMetadataOrThrow("error_id");
+        assertThat(e.getStatus().getDescription()).matches(INTERNAL_MESSAGE)
+                .isEqualTo("unexpected server error (error_id=" + id + "); its detail is logged under this id");
+        assertThat(rpcStatus(e).getMessage()).isEqualTo(e.getStatus().getDescription());
+        assertThat(rpcStatus(e).getDetailsCount()).isEqualTo(1);
+        return id;
+    }
+
     @Test
-    void arbitraryException_mapsToInternal() {
+    void arbitraryException_mapsToInternalError_withAnErrorId_andNoneOfItsText() {
+        IllegalStateException boom = new IllegalStateException("boom: bucket acme/sku-1#0 key=order-4711-secret");
+
+        StatusRuntimeException e;
+        List<ch.qos.logback.classic.spi.ILoggingEvent> logged;
+        try (LogCapture logs = new LogCapture(ErrorIds.class)) {
+            e = GrpcErrors.toStatus(boom);
+            logged = logs.events();
+        }
+
+        String id = internalErrorId(e);
+        assertThat(String.valueOf(rpcStatus(e))).doesNotContain("boom", "order-4711-secret", "IllegalStateException");
+        assertThat(e.getStatus().getCause()).as("kept for callers in this process").isSameAs(boom);
+        assertThat(logged).singleElement().satisfies(line -> {
+            assertThat(line.getLevel()).isEqualTo(ch.qos.logback.classic.Level.ERROR);
+            assertThat(line.getFormattedMessage()).isEqualTo("error_id=" + id
+                    + " unexpected failure: java.lang.IllegalStateException: boom: bucket acme/sku-1#0 key=order-4711-secret");
+            assertThat(((ch.qos.logback.classic.spi.ThrowableProxy) line.getThrowableProxy()).getThrowable())
+                    .isSameAs(boom);
+        });
+    }
+
+    @Test
+    void postgresTextInAnUnexpectedException_neverReachesTheClient() {
+        java.sql.SQLException pg = new java.sql.SQLException("ERROR: null value in column \"buyer_id\" of relation "
+                + "\"holds\" violates not-null constraint\n  Detail: Failing row contains (acme, sku-1, 7, null).", "23502");
+        RuntimeException wrapped = new RuntimeException("batch failed: " + pg.getMessage(), pg);
+
+        StatusRuntimeException e;
+        List<ch.qos.logback.classic.spi.ILoggingEvent> logged;
+        try (LogCapture logs = new LogCapture(ErrorIds.class)) {
+            e = GrpcErrors.toStatus(new CompletionException(wrapped));
+            logged = logs.events();
+        }
+
+        String id = internalErrorId(e);
+        assertThat(String.valueOf(rpcStatus(e))).doesNotContain("buyer_id", "holds", "Failing row", "23502", "null value");
+        assertThat(logged).singleElement().satisfies(line -> {
+            assertThat(line.getFormattedMessage()).startsWith("error_id=" + id + " unexpected failure: ")
+                    .contains("Failing row contains (acme, sku-1, 7, null)");
+            assertThat(((ch.qos.logback.classic.spi.ThrowableProxy) line.getThrowableProxy()).getThrowable())
+                    .isSameAs(wrapped);
+        });
+    }
+
+    @Test
+    void theSameUnexpectedException_mappedTwice_keepsItsId_andIsLoggedOnce() {
         IllegalStateException boom = new IllegalStateException("boom");
 
-        StatusRuntimeException e = GrpcErrors.toStatus(boom);
+        StatusRuntimeException first;
+        StatusRuntimeException second;
+        List<ch.qos.logback.classic.spi.ILoggingEvent> logged;
+        try (LogCapture logs = new LogCapture(ErrorIds.class)) {
+            first = GrpcErrors.toStatus(boom);
+            second = GrpcErrors.toStatus(new CompletionException(boom));
+            logged = logs.events();
+        }
 
-        assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.INTERNAL);
-        assertThat(e.getStatus().getDescription()).isEqualTo("java.lang.IllegalStateException: boom");
-        assertThat(e.getStatus().getCause()).isSameAs(boom);
-        assertThat(GrpcErrors.errorInfo(e)).isEmpty();
+        assertThat(internalErrorId(second)).isEqualTo(internalErrorId(first));
+        assertThat(logged).hasSize(1);
+    }
+
+    @Test
+    void twoUnexpectedExceptions_getTwoIds() {
+        try (LogCapture logs = new LogCapture(ErrorIds.class)) {
+            String a = internalErrorId(GrpcErrors.toStatus(new IllegalStateException("a")));
+            String b = internalErrorId(GrpcErrors.toStatus(new IllegalStateException("a")));
+
+            assertThat(a).isNotEqualTo(b);
+            assertThat(logs.events()).hasSize(2);
+        }
     }
 
     @Test
@@ -267,7 +348,7 @@ class GrpcErrorsTest {
 
         StatusRuntimeException e = GrpcErrors.toStatus(new CompletionException(npe));
 
-        assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.INTERNAL);
+        internalErrorId(e);
         assertThat(e.getStatus().getCause()).isSameAs(npe);
     }
 
@@ -277,8 +358,20 @@ class GrpcErrorsTest {
 
         StatusRuntimeException e = GrpcErrors.toStatus(ce);
 
-        assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.INTERNAL);
+        internalErrorId(e);
         assertThat(e.getStatus().getCause()).isSameAs(ce);
+    }
+
+    @Test
+    void checkedStatusException_passesThroughAsItsStatus_notAsAnInternalError() {
+        StatusRuntimeException notFound = GrpcErrors.toStatus(Failure.of(Reason.ITEM_NOT_FOUND, "no such item"));
+        io.grpc.StatusException checked = notFound.getStatus().asException(notFound.getTrailers());
+
+        StatusRuntimeException e = GrpcErrors.toStatus(new CompletionException(checked));
+
+        assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.NOT_FOUND);
+        assertThat(e.getStatus().getDescription()).isEqualTo("no such item");
+        assertThat(GrpcErrors.errorInfo(e).map(ErrorInfo::getReason)).contains("ITEM_NOT_FOUND");
     }
 
     @Test

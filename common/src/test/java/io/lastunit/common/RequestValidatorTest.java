@@ -209,6 +209,29 @@ class RequestValidatorTest {
             assertInvalid(() -> V.reserve(reserve().setHoldTtlMs(ttl).build()), "hold_ttl_ms");
         }
 
+        @Test
+        void reserve_refusesAnEmptyRegion_namingRegion() {
+            Failure f = assertInvalid(() -> V.reserve(reserve().clearRegion().build()), "region");
+            assertThat(f.getMessage()).isEqualTo("region: is required");
+        }
+
+        @Test
+        void reserveBeforeRegion_acceptsAnEmptyRegion_andLeavesRegionAndTtlToReserve() {
+            assertThatCode(() -> V.reserveBeforeRegion(reserve().clearRegion().setHoldTtlMs(1).build()))
+                    .doesNotThrowAnyException();
+        }
+
+        @Test
+        void reserveBeforeRegion_refusesTheFieldsBeforeRegion_inFieldOrder() {
+            assertInvalid(() -> V.reserveBeforeRegion(reserve().clearRegion().setTenantId("").setItemId("").build()),
+                    "tenant_id");
+            assertInvalid(() -> V.reserveBeforeRegion(reserve().clearRegion().setItemId("").build()), "item_id");
+            assertInvalid(() -> V.reserveBeforeRegion(reserve().clearRegion().setQuantity(0).build()), "quantity");
+            assertInvalid(() -> V.reserveBeforeRegion(reserve().clearRegion().setIdempotencyKey("").build()),
+                    "idempotency_key");
+            assertInvalid(() -> V.reserveBeforeRegion(reserve().clearRegion().setBuyerId("").build()), "buyer_id");
+        }
+
         @ParameterizedTest
         @ValueSource(strings = {"eu-west", "us-east", "ap-east"})
         void reserve_acceptsEveryConfiguredRegion(String region) {

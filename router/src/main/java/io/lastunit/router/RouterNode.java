@@ -1,10 +1,12 @@
 package io.lastunit.router;
 
 import io.grpc.Server;
-import io.grpc.ServerInterceptors;
 import io.grpc.netty.shaded.io.grpc.netty.GrpcSslContexts;
 import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
 import io.grpc.protobuf.services.HealthStatusManager;
+import io.grpc.protobuf.services.ProtoReflectionService;
+import io.grpc.protobuf.services.ProtoReflectionServiceV1;
+import io.lastunit.api.inventory.v1.InventoryServiceGrpc;
 import io.lastunit.api.topology.v1.ShardInfo;
 import io.lastunit.common.RequestValidator;
 import io.lastunit.common.topology.Curators;
@@ -39,8 +41,10 @@ import org.slf4j.LoggerFactory;
 /**
  * One running router: a ZooKeeper client and the watched topology, pooled channels to the
  * shard nodes, the watched balancer leader endpoint with its channel, and the public gRPC server
- * behind authentication. Started in that order and stopped in reverse. Lifecycle LATENT →
- * STARTED → CLOSED; {@link #close()} is idempotent. Thread-safe.
+ * behind authentication (InventoryService, health, and server reflection v1 and v1alpha; only
+ * the last two are open without a token, see {@link AuthInterceptor}). Started in that order and
+ * stopped in reverse. Lifecycle LATENT → STARTED → CLOSED; {@link #close()} is idempotent.
+ * Thread-safe.
  */
 public final class RouterNode implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(RouterNode.class);
@@ -96,9 +100,13 @@ public final class RouterNode implements AutoCloseable {
         health = new HealthStatusManager();
         NettyServerBuilder b = NettyServerBuilder.forAddress(new InetSocketAddress(config.host(), config.port()))
                 .directExecutor()
-                .addService(ServerInterceptors.intercept(service,
-                        new AuthInterceptor(Authenticator.fromGrants(config.tokenGrants()))))
+                // Every service on the port goes through authentication; AuthInterceptor opens
+                // only health and reflection, so a service added here later is closed by default.
+                .intercept(new AuthInterceptor(Authenticator.fromGrants(config.tokenGrants())))
+                .addService(service)
                 .addService(health.getHealthService())
+                .addService(ProtoReflectionServiceV1.newInstance())
+                .addService(reflectionV1Alpha())
                 .permitKeepAliveTime(10, TimeUnit.SECONDS)
                 .permitKeepAliveWithoutCalls(true)
                 .maxInboundMessageSize(1 << 20);
@@ -106,10 +114,18 @@ public final class RouterNode implements AutoCloseable {
             b.sslContext(GrpcSslContexts.forServer(config.tlsCertificate(), config.tlsKey()).build());
         }
         server = b.build().start();
+        // By name too, for probes that ask for the API's service; close() turns both NOT_SERVING.
         health.setStatus("", io.grpc.health.v1.HealthCheckResponse.ServingStatus.SERVING);
+        health.setStatus(InventoryServiceGrpc.SERVICE_NAME, io.grpc.health.v1.HealthCheckResponse.ServingStatus.SERVING);
         log.info("router {} serving on {}:{} (topology at {}{})", config.routerId(), config.host(), server.getPort(),
                 config.zookeeper(), config.namespace());
         return this;
+    }
+
+    /** The older reflection protocol: some clients (older grpcurl releases among them) speak only this one. */
+    @SuppressWarnings("deprecation")
+    private static io.grpc.BindableService reflectionV1Alpha() {
+        return ProtoReflectionService.newInstance();
     }
 
     private void retainChannels(Topology t) {

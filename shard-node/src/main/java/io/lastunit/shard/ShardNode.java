@@ -5,6 +5,10 @@ import com.zaxxer.hikari.HikariDataSource;
 import io.grpc.Server;
 import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
 import io.grpc.protobuf.services.HealthStatusManager;
+import io.grpc.protobuf.services.ProtoReflectionService;
+import io.grpc.protobuf.services.ProtoReflectionServiceV1;
+import io.lastunit.api.inventory.v1.InventoryServiceGrpc;
+import io.lastunit.api.shard.v1.ShardServiceGrpc;
 import io.lastunit.common.RequestValidator;
 import io.lastunit.shard.expiry.ExpirySweeper;
 import io.lastunit.api.topology.v1.LiveShard;
@@ -31,7 +35,8 @@ import org.slf4j.LoggerFactory;
 
 /**
  * One running shard node: its connection pool and schema, the lane engine, the expiry
- * sweeper, the read pool and the gRPC server, started in that order and stopped in reverse
+ * sweeper, the read pool and the gRPC server (InventoryService, ShardService, health, server
+ * reflection v1 and v1alpha; none authenticates), started in that order and stopped in reverse
  * (the server stops taking calls first, the lanes finish what they accepted, the pool closes
  * last). Lifecycle LATENT → STARTED → CLOSED; {@link #close()} is idempotent. Thread-safe.
  */
@@ -104,12 +109,17 @@ public final class ShardNode implements AutoCloseable {
                         () -> guard.regionOr("", standaloneRegion()), inventory::submitReserve,
                         inventory::submitClaim))
                 .addService(health.getHealthService())
+                .addService(ProtoReflectionServiceV1.newInstance())
+                .addService(reflectionV1Alpha())
                 .permitKeepAliveTime(10, TimeUnit.SECONDS)
                 .permitKeepAliveWithoutCalls(true)
                 .maxInboundMessageSize(1 << 20)
                 .build()
                 .start();
-        health.setStatus("", io.grpc.health.v1.HealthCheckResponse.ServingStatus.SERVING);
+        // By name too, for probes that ask for one service; close() turns all three NOT_SERVING.
+        for (String service : new String[] {"", InventoryServiceGrpc.SERVICE_NAME, ShardServiceGrpc.SERVICE_NAME}) {
+            health.setStatus(service, io.grpc.health.v1.HealthCheckResponse.ServingStatus.SERVING);
+        }
         if (curator != null) {
             // Registered only once listening, so no router is sent to a port that is not open yet.
             String address = config.topology().advertisedAddress().isBlank()
@@ -125,6 +135,12 @@ public final class ShardNode implements AutoCloseable {
         log.info("shard {} serving on {}:{} ({} lanes, regions {})", config.shardId(), config.host(), port(),
                 config.lanes().laneCount(), config.limits().regions());
         return this;
+    }
+
+    /** The older reflection protocol: some clients (older grpcurl releases among them) speak only this one. */
+    @SuppressWarnings("deprecation")
+    private static io.grpc.BindableService reflectionV1Alpha() {
+        return ProtoReflectionService.newInstance();
     }
 
     private static HikariDataSource dataSource(ShardConfig config) {

@@ -121,6 +121,19 @@ public final class RouterInventoryService extends InventoryServiceGrpc.Inventory
         return c.getRegions(0);
     }
 
+    /**
+     * A Reserve without a region gets the tenant's cell's only region, as GetStock and Restock do
+     * ({@link #regionOr}), before anything else reads it: the shed checks, the shard and the hold
+     * id all see the filled region. The fields before {@code region} are checked first, so the
+     * topology is asked only about a valid tenant and refusals keep field order.
+     */
+    private ReserveRequest withCellRegion(ReserveRequest r) {
+        if (!r.getRegion().isEmpty()) {
+            return r;
+        }
+        validator.reserveBeforeRegion(r);
+        return r.toBuilder().setRegion(regionOr(r.getTenantId(), "")).build();
+    }
 
     /** Every quota region must be served by the tenant's cell: refused naming the quota's field. */
     private void checkQuotaRegions(CreateItemRequest r) {
@@ -160,8 +173,9 @@ public final class RouterInventoryService extends InventoryServiceGrpc.Inventory
     }
 
     @Override
-    public void reserve(ReserveRequest r, StreamObserver<ReserveResponse> out) {
+    public void reserve(ReserveRequest request, StreamObserver<ReserveResponse> out) {
         try {
+            ReserveRequest r = withCellRegion(request);
             validator.reserve(r);
             if (!r.getOriginRegion().isEmpty()) {
                 throw Failure.invalid("origin_region", "is set by routers only; leave it empty");

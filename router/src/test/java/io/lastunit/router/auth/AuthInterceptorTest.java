@@ -262,6 +262,48 @@ class AuthInterceptorTest {
         assertThat(handled).hasValue(0);
     }
 
+    /** A one-method service named {@code service}, served through the interceptor on its own server. */
+    String callAnonymously(String service) throws IOException, InterruptedException {
+        MethodDescriptor<String, String> method = HEALTH_CHECK.toBuilder()
+                .setFullMethodName(MethodDescriptor.generateFullMethodName(service, "Call"))
+                .build();
+        ServerServiceDefinition definition = ServerServiceDefinition.builder(service)
+                .addMethod(method, ServerCalls.asyncUnaryCall((String req, StreamObserver<String> out) -> {
+                    out.onNext(req + "/" + (AuthInterceptor.PRINCIPAL.get() == null ? "anonymous" : "principal"));
+                    out.onCompleted();
+                }))
+                .build();
+        String name = InProcessServerBuilder.generateName();
+        Server s = InProcessServerBuilder.forName(name).directExecutor()
+                .addService(ServerInterceptors.intercept(definition, new AuthInterceptor(Authenticator.fromGrants(
+                        List.of(Authenticator.sha256Hex(ALICE_TOKEN) + ":alice:shop-a")))))
+                .build().start();
+        ManagedChannel ch = InProcessChannelBuilder.forName(name).directExecutor().build();
+        try {
+            return ClientCalls.blockingUnaryCall(ch, method, WITH_DEADLINE, "ping");
+        } catch (StatusRuntimeException e) {
+            return e.getStatus().getCode() + " " + GrpcErrors.errorInfo(e).map(ErrorInfo::getReason).orElse("");
+        } finally {
+            ch.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
+            s.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
+        }
+    }
+
+    @ParameterizedTest(name = "[{index}] {0}")
+    @ValueSource(strings = {"grpc.health.v1.Health", "grpc.reflection.v1.ServerReflection",
+            "grpc.reflection.v1alpha.ServerReflection"})
+    void healthAndReflectionAreOpenWithoutCredentials(String service) throws Exception {
+        assertThat(callAnonymously(service)).isEqualTo("ping/anonymous");
+        assertThat(AuthInterceptor.OPEN_SERVICES).contains(service);
+    }
+
+    @ParameterizedTest(name = "[{index}] {0}")
+    @ValueSource(strings = {"grpc.reflection.v1.ServerReflectionX", "grpc.reflection.v1beta.ServerReflection",
+            "grpc.reflection.v1", "xgrpc.reflection.v1.ServerReflection", "lastunit.inventory.v1.InventoryService"})
+    void servicesNamedLikeTheOpenOnesAreNotOpen(String service) throws Exception {
+        assertThat(callAnonymously(service)).isEqualTo("UNAUTHENTICATED UNAUTHENTICATED");
+    }
+
     @Test
     void aServiceNamedLikeHealthIsNotOpen() {
         StatusRuntimeException e = catchThrowableOfType(StatusRuntimeException.class,

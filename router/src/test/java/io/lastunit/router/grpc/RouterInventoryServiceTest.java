@@ -32,6 +32,8 @@ import io.lastunit.api.inventory.v1.Stock;
 import io.lastunit.api.topology.v1.Cell;
 import io.lastunit.api.topology.v1.LiveShard;
 import io.lastunit.api.topology.v1.ShardInfo;
+import io.lastunit.api.topology.v1.TenantPlacement;
+import io.lastunit.api.topology.v1.TenantState;
 import io.lastunit.common.Failure;
 import io.lastunit.common.GrpcErrors;
 import io.lastunit.common.HoldId;
@@ -39,6 +41,7 @@ import io.lastunit.common.Limits;
 import io.lastunit.common.Reason;
 import io.lastunit.common.RequestValidator;
 import io.lastunit.common.topology.Topology;
+import io.lastunit.common.topology.Versioned;
 import io.lastunit.router.auth.AuthInterceptor;
 import io.lastunit.router.auth.Authenticator;
 import io.lastunit.router.route.ReserveBatcher;
@@ -71,7 +74,8 @@ import org.junit.jupiter.api.Test;
  * The router's Reserve and CreateItem for items sold in several regions, through the real
  * RouterInventoryService, Router and ReserveFlow over grpc-java's in-process transport (no
  * sockets): fake shard nodes answer from a script per region, a fake balancer from its own. The
- * topology is a fixed snapshot: cell {@code shared} serving eu (home) and us, one live shard each.
+ * topology is a fixed snapshot: cell {@code shared} serving eu (home) and us, one live shard each;
+ * and cell {@code solo} serving eu alone, one live shard, with tenant {@value #SOLO} placed in it.
  */
 class RouterInventoryServiceTest {
     static final Authenticator.Principal ADMIN = new Authenticator.Principal("ops", Set.of("*"), true);
@@ -83,6 +87,9 @@ class RouterInventoryServiceTest {
     final List<String> log = Collections.synchronizedList(new ArrayList<>());
     final FakeShard eu = new FakeShard("eu");
     final FakeShard us = new FakeShard("us");
+    /** The one shard of cell solo, in eu. */
+    final FakeShard solo = new FakeShard("solo-eu");
+    static final String SOLO = "solo-shop";
     final List<PullRequest> pulls = Collections.synchronizedList(new ArrayList<>());
     final Deque<Object> pullScript = new ArrayDeque<>();
     final List<AutoCloseable> closeLast = new ArrayList<>();
@@ -165,19 +172,24 @@ class RouterInventoryServiceTest {
     }
 
     void start() throws IOException {
-        for (FakeShard s : List.of(eu, us)) {
+        for (FakeShard s : List.of(eu, us, solo)) {
             Server server = InProcessServerBuilder.forName(s.address()).directExecutor().addService(s).build().start();
             closeLast.add(server::shutdownNow);
         }
         Cell cell = Cell.newBuilder().setName(Topology.SHARED_CELL).addRegions("eu").addRegions("us").build();
+        Cell soloCell = Cell.newBuilder().setName("solo").addRegions("eu").build();
         List<ShardInfo> shards = List.of(
                 ShardInfo.newBuilder().setShardId("eu-1").setCell(cell.getName()).setRegion("eu")
                         .setAddress(eu.address()).build(),
                 ShardInfo.newBuilder().setShardId("us-1").setCell(cell.getName()).setRegion("us")
-                        .setAddress(us.address()).build());
+                        .setAddress(us.address()).build(),
+                ShardInfo.newBuilder().setShardId("solo-eu-1").setCell(soloCell.getName()).setRegion("eu")
+                        .setAddress(solo.address()).build());
         List<LiveShard> live = shards.stream()
                 .map(s -> LiveShard.newBuilder().setShardId(s.getShardId()).setAddress(s.getAddress()).build()).toList();
-        Topology topology = Topology.of(List.of(cell), shards, live, Map.of());
+        Topology topology = Topology.of(List.of(cell, soloCell), shards, live, Map.of(SOLO, new Versioned<>(
+                TenantPlacement.newBuilder().setTenantId(SOLO).setCell(soloCell.getName())
+                        .setState(TenantState.ACTIVE).build(), 0)));
 
         ShardChannels channels = new ShardChannels(a -> InProcessChannelBuilder.forName(a).directExecutor().build());
         closeLast.add(channels);
@@ -338,6 +350,69 @@ class RouterInventoryServiceTest {
         assertThat(client.reserve(reserve("k1"))).isEqualTo(reserved("eu"));
         assertThat(log).containsExactly("us:reserve", "eu:reserve", "eu:reserve");
         assertThat(eu.reserves).containsOnly(reserve("k1").toBuilder().setRegion("eu").setOriginRegion("us").build());
+    }
+
+    // ---- Reserve: an empty region -----------------------------------------------------------
+
+    /** A Reserve of tenant {@value #SOLO}, whose cell serves eu alone, without a region. */
+    static ReserveRequest soloReserve(String key) {
+        return ReserveRequest.newBuilder().setTenantId(SOLO).setItemId("sku-1").setQuantity(1)
+                .setIdempotencyKey(key).setBuyerId("buyer-1").build();
+    }
+
+    @Test
+    void reserve_withoutRegion_onACellOfOneRegion_isSentWithThatRegion() throws IOException {
+        ReserveResponse held = ReserveResponse.newBuilder().setOutcome(ReserveOutcome.RESERVED).setHold(Hold.newBuilder()
+                .setHoldId(new HoldId(SOLO, "sku-1", "eu", 0, HOLD_UUID).encode()).setQuantity(1)).build();
+        solo.reserveAnswers(held);
+        start();
+
+        ReserveResponse r = client.reserve(soloReserve("k1"));
+
+        assertThat(r).isEqualTo(held);
+        assertThat(solo.reserves).containsExactly(soloReserve("k1").toBuilder().setRegion("eu").build());
+        assertThat(eu.reserves).isEmpty();
+    }
+
+    @Test
+    void reserve_withoutRegion_soldOut_isCachedUnderTheFilledRegion() throws IOException {
+        solo.reserveAnswers(SOLD_OUT);
+        start();
+
+        assertThat(client.reserve(soloReserve("k1")).getOutcome()).isEqualTo(ReserveOutcome.SOLD_OUT);
+        // Answered from the sold-out cache: with the region named, and without it.
+        assertThat(client.reserve(soloReserve("k2").toBuilder().setRegion("eu").build()).getOutcome())
+                .isEqualTo(ReserveOutcome.SOLD_OUT);
+        assertThat(client.reserve(soloReserve("k3")).getOutcome()).isEqualTo(ReserveOutcome.SOLD_OUT);
+
+        assertThat(solo.reserves).containsExactly(soloReserve("k1").toBuilder().setRegion("eu").build());
+        assertThat(service.shedCount()).isEqualTo(2);
+    }
+
+    @Test
+    void reserve_withoutRegion_onACellOfSeveralRegions_isRefusedNamingRegionAndTheCellsRegions() throws IOException {
+        start();
+
+        StatusRuntimeException e = refused(Status.Code.INVALID_ARGUMENT, Reason.INVALID_FIELD,
+                () -> client.reserve(reserve("k1").toBuilder().clearRegion().build()));
+
+        assertThat(GrpcErrors.errorInfo(e).orElseThrow().getMetadataMap()).containsEntry("field", "region");
+        assertThat(e.getStatus().getDescription()).isEqualTo("region: is required: cell shared serves regions [eu, us]");
+        assertThat(log).isEmpty();
+    }
+
+    @Test
+    void reserve_withoutRegion_andABadEarlierField_isRefusedNamingTheEarlierField() throws IOException {
+        start();
+
+        StatusRuntimeException oneRegion = refused(Status.Code.INVALID_ARGUMENT, Reason.INVALID_FIELD,
+                () -> client.reserve(soloReserve("k1").toBuilder().setQuantity(0).build()));
+        StatusRuntimeException severalRegions = refused(Status.Code.INVALID_ARGUMENT, Reason.INVALID_FIELD,
+                () -> client.reserve(reserve("k1").toBuilder().clearRegion().setBuyerId("").build()));
+
+        assertThat(GrpcErrors.errorInfo(oneRegion).orElseThrow().getMetadataMap()).containsEntry("field", "quantity");
+        assertThat(GrpcErrors.errorInfo(severalRegions).orElseThrow().getMetadataMap()).containsEntry("field", "buyer_id");
+        assertThat(log).isEmpty();
     }
 
     // ---- Reserve: a dry region --------------------------------------------------------------

@@ -94,7 +94,7 @@ public final class InventoryGrpcService extends InventoryServiceGrpc.InventorySe
             validator.getStock(request);
             placement.check(request.getTenantId(), request.getItemId(),
                     placement.regionOr(request.getRegion(), defaultRegion));
-            Replies.send(reads.submit(c -> {
+            Replies.send(reads.submit("GetStock read failed", c -> {
                 var stock = items.readStock(c, request.getTenantId(), request.getItemId());
                 if (stock == null) {
                     throw Failure.of(Reason.ITEM_NOT_FOUND,
@@ -184,7 +184,7 @@ public final class InventoryGrpcService extends InventoryServiceGrpc.InventorySe
             calls.incrementAndGet();
             HoldId id = validator.holdId(request.getHoldId());
             placement.check(id.tenantId(), id.itemId(), id.region());
-            Replies.send(reads.submit(c -> {
+            Replies.send(reads.submit("GetHold read failed", c -> {
                 HoldRow h = items.readHold(c, id.uuid());
                 if (h == null || !h.id().equals(id)) {
                     throw Failure.of(Reason.HOLD_NOT_FOUND, "no hold " + request.getHoldId());

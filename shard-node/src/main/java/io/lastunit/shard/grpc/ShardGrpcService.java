@@ -157,8 +157,8 @@ public final class ShardGrpcService extends ShardServiceGrpc.ShardServiceImplBas
                         + TRANSFER_WINDOW_MS_MAX + "]");
             }
             String here = region.get();
-            Replies.send(reads.submit(c -> transfers.snapshot(c, request.getTenantId(), request.getItemId(), window,
-                    LIST_TRANSFERS_MAX)), snap -> {
+            Replies.send(reads.submit("ListLevels read failed", c -> transfers.snapshot(c, request.getTenantId(),
+                    request.getItemId(), window, LIST_TRANSFERS_MAX)), snap -> {
                 ListLevelsResponse.Builder b = ListLevelsResponse.newBuilder().setShardId(shardId).setRegion(here);
                 for (ItemLevel.Builder l : snap.levels()) {
                     long[] demand = engine.demand(l.getTenantId(), l.getItemId());
@@ -217,7 +217,8 @@ public final class ShardGrpcService extends ShardServiceGrpc.ShardServiceImplBas
     public void completeTransfer(CompleteTransferRequest r, StreamObserver<Transfer> out) {
         try {
             transferId(r.getTransferId());
-            Replies.send(reads.submit(c -> transfers.complete(c, r.getTransferId())), t -> {
+            Replies.send(reads.submit("CompleteTransfer outcome unknown; retry with the same transfer_id",
+                    c -> transfers.complete(c, r.getTransferId())), t -> {
                 if (t == null) {
                     throw Failure.of(Reason.TRANSFER_NOT_FOUND, "no OUT record of transfer " + r.getTransferId()
                             + " on shard " + shardId);
@@ -239,7 +240,8 @@ public final class ShardGrpcService extends ShardServiceGrpc.ShardServiceImplBas
             for (String id : r.getTransferIdsList()) {
                 transferId(id);
             }
-            Replies.send(reads.submit(c -> transfers.list(c, r.getTransferIdsList(), LIST_TRANSFERS_MAX)),
+            Replies.send(reads.submit("ListTransfers read failed",
+                    c -> transfers.list(c, r.getTransferIdsList(), LIST_TRANSFERS_MAX)),
                     list -> ListTransfersResponse.newBuilder().setShardId(shardId).addAllTransfers(list).build(), out);
         } catch (Failure f) {
             Replies.fail(f, out);
@@ -281,7 +283,7 @@ public final class ShardGrpcService extends ShardServiceGrpc.ShardServiceImplBas
     public void countItems(CountItemsRequest request, StreamObserver<CountItemsResponse> out) {
         try {
             validator.tenant(request.getTenantId());
-            Replies.send(reads.submit(c -> {
+            Replies.send(reads.submit("CountItems read failed", c -> {
                 try (var ps = c.prepareStatement("SELECT count(*) FROM items WHERE tenant_id = ?")) {
                     ps.setString(1, request.getTenantId());
                     try (var rs = ps.executeQuery()) {
@@ -307,7 +309,8 @@ public final class ShardGrpcService extends ShardServiceGrpc.ShardServiceImplBas
                 }
                 validator.item(request.getItemId());
             }
-            Replies.send(reads.submit(c -> checker.check(c, request.getTenantId(), request.getItemId())), r -> r, out);
+            Replies.send(reads.submit("CheckInvariants read failed",
+                    c -> checker.check(c, request.getTenantId(), request.getItemId())), r -> r, out);
         } catch (Failure f) {
             Replies.fail(f, out);
         }

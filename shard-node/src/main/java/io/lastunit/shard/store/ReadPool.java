@@ -47,7 +47,14 @@ public final class ReadPool implements AutoCloseable {
                 }, new ThreadPoolExecutor.AbortPolicy());
     }
 
-    public <T> CompletableFuture<T> submit(Read<T> read) {
+    /**
+     * Runs {@code read} on a reader thread. A failure of PostgreSQL completes the future with
+     * STORE_UNAVAILABLE saying {@code what} and an error id; its text is only logged
+     * ({@link Failure#storeUnavailable}).
+     *
+     * @param what what failed, for the client's message, e.g. {@code "GetStock read failed"}
+     */
+    public <T> CompletableFuture<T> submit(String what, Read<T> read) {
         CompletableFuture<T> f = new CompletableFuture<>();
         try {
             executor.execute(() -> {
@@ -56,8 +63,7 @@ public final class ReadPool implements AutoCloseable {
                     c.commit();
                     f.complete(v);
                 } catch (SQLException e) {
-                    f.completeExceptionally(Failure.retryable(Reason.STORE_UNAVAILABLE, "read failed: " + e.getMessage(),
-                            retryAfter));
+                    f.completeExceptionally(Failure.storeUnavailable(what, e, retryAfter));
                 } catch (RuntimeException e) {
                     f.completeExceptionally(e);
                 }
