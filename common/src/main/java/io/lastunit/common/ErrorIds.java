@@ -92,6 +92,15 @@ public final class ErrorIds {
                 retryAfter);
     }
 
+    /** See {@link Failure#logged(Reason, String, Throwable, Duration)}. */
+    static Failure logged(Reason reason, String what, Throwable cause, Duration retryAfter) {
+        Id id = idFor(cause);
+        if (id.isNew()) {
+            log.error("error_id={} {}: {}", id.value(), what, cause.toString(), cause);
+        }
+        return Failure.withErrorId(reason, what + " (error_id=" + id.value() + ")", id.value(), retryAfter);
+    }
+
     /** INTERNAL / INTERNAL_ERROR for an unexpected {@code cause}, logged with its stack under its id. */
     static Failure internalError(Throwable cause) {
         Id id = idFor(cause);

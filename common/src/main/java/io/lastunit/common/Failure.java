@@ -53,6 +53,16 @@ public final class Failure extends RuntimeException {
         return ErrorIds.storeUnavailable(what, cause, retryAfter);
     }
 
+    /**
+     * {@code reason} for an unexpected {@code cause} that is not PostgreSQL's (a broken invariant,
+     * say): the client is told {@code what} and an error id; the cause's text, which may name other
+     * tenants' items, goes only to the log at ERROR under that id, once per exception
+     * ({@link ErrorIds}). {@code retryAfter} may be null.
+     */
+    public static Failure logged(Reason reason, String what, Throwable cause, Duration retryAfter) {
+        return ErrorIds.logged(reason, what, cause, retryAfter);
+    }
+
     /** A failure whose detail was logged under {@code errorId} ({@link ErrorIds}). */
     static Failure withErrorId(Reason reason, String message, String errorId, Duration retryAfter) {
         return new Failure(reason, message, Map.of(ErrorIds.METADATA_KEY, errorId), retryAfter);

@@ -116,4 +116,26 @@ class ErrorIdsTest {
                 "error_id=" + a.metadata().get("error_id") + " GetStock read failed: SQLState 08006: a",
                 "error_id=" + b.metadata().get("error_id") + " GetStock read failed: SQLState 08006: b");
     }
+
+    @Test
+    void logged_tellsTheClientWhatAndTheId_andLogsTheCauseOnce_underThatId() {
+        IllegalStateException broken = new IllegalStateException(
+                "bucket other-tenant/secret-item#0 out of balance: allotment=10, available=-1, held=11, sold=0");
+
+        Failure f = Failure.logged(Reason.INVARIANT_BROKEN, "lane 2: batch refused", broken, null);
+        Failure again = Failure.logged(Reason.INVARIANT_BROKEN, "lane 2: batch refused", broken, null);
+        StatusRuntimeException e = GrpcErrors.toStatus(f);
+
+        String id = errorId(e);
+        assertThat(again.metadata()).containsEntry("error_id", id);
+        assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.INTERNAL);
+        assertThat(e.getStatus().getDescription()).isEqualTo("lane 2: batch refused (error_id=" + id + ")");
+        assertThat(String.valueOf(io.grpc.protobuf.StatusProto.fromThrowable(e))).doesNotContain("other-tenant",
+                "secret-item");
+        List<ILoggingEvent> events = logs.events();
+        assertThat(events).hasSize(1);
+        assertThat(events.get(0).getLevel()).isEqualTo(Level.ERROR);
+        assertThat(events.get(0).getFormattedMessage()).startsWith("error_id=" + id + " lane 2: batch refused: ")
+                .contains("other-tenant/secret-item");
+    }
 }

@@ -370,7 +370,11 @@ final class Lane implements Runnable {
                     keysElsewhere.addAll(redo.keys());
                     log.debug("lane {}: redo {} ({})", index, attempt + 1, redo.why());
                     if (attempt >= config.redoMax()) {
-                        failAll(ops, "the store refused the lane's view " + (attempt + 1) + " times: " + redo.why());
+                        log.warn("lane {}: the store refused the lane's view of a batch of {} {} times; last: {}",
+                                index, ops.size(), attempt + 1, redo.why());
+                        failAll(ops, Failure.retryable(Reason.STORE_UNAVAILABLE, "lane " + index + ": the store refused"
+                                + " the lane's view " + (attempt + 1) + " times; retry with the same idempotency key",
+                                retryAfter()));
                         return;
                     }
                 } catch (SQLException | RuntimeException e) {
@@ -398,26 +402,27 @@ final class Lane implements Runnable {
                     continue;
                 }
                 boolean unknown = committing || (b != null && b.oneStatementSent());
-                log.warn("lane {}: batch of {} failed{}: {}", index, ops.size(),
-                        unknown ? " during commit (outcome unknown)" : "", e.toString());
-                failAll(ops, (unknown ? "outcome unknown, commit failed: " : "store error: ") + e.getMessage());
+                failAll(ops, Failure.storeUnavailable("lane " + index + ": " + (unknown
+                        ? "the batch's commit failed, outcome unknown" : "the store failed the batch")
+                        + "; retry with the same idempotency key", e, retryAfter()));
                 return;
             } catch (IllegalStateException e) {
                 // An invariant broke while applying: crash this batch rather than oversell.
                 invalidate(ops);
-                log.error("lane {}: invariant broken, batch refused", index, e);
+                Failure broken = Failure.logged(Reason.INVARIANT_BROKEN, "lane " + index
+                        + ": an invariant broke while applying the batch; it was refused, nothing of it committed", e,
+                        null);
                 for (Op op : ops) {
-                    op.future().completeExceptionally(Failure.of(Reason.INVARIANT_BROKEN, e.getMessage()));
+                    op.future().completeExceptionally(broken);
                 }
                 return;
             }
         }
     }
 
-    private void failAll(List<Op> ops, String why) {
+    private static void failAll(List<Op> ops, Failure f) {
         for (Op op : ops) {
-            op.future().completeExceptionally(Failure.retryable(Reason.STORE_UNAVAILABLE,
-                    why + "; retry with the same idempotency key", retryAfter()));
+            op.future().completeExceptionally(f);
         }
     }
 
@@ -624,8 +629,8 @@ final class Lane implements Runnable {
                 throw e;
             }
         } catch (SQLException e) {
-            op.future().completeExceptionally(Failure.retryable(Reason.STORE_UNAVAILABLE,
-                    "CreateItem failed: " + e.getMessage(), retryAfter()));
+            op.future().completeExceptionally(Failure.storeUnavailable("CreateItem failed; retry it as it is", e,
+                    retryAfter()));
         }
     }
 
@@ -792,8 +797,8 @@ final class Lane implements Runnable {
             }
         } catch (SQLException e) {
             buckets.remove(k);
-            op.future().completeExceptionally(Failure.retryable(Reason.STORE_UNAVAILABLE, "TransferOut outcome unknown: "
-                    + e.getMessage() + "; retry with the same transfer_id", retryAfter()));
+            op.future().completeExceptionally(Failure.storeUnavailable(
+                    "TransferOut outcome unknown; retry with the same transfer_id", e, retryAfter()));
         }
     }
 
@@ -834,8 +839,8 @@ final class Lane implements Runnable {
             }
         } catch (SQLException e) {
             buckets.remove(k);
-            op.future().completeExceptionally(Failure.retryable(Reason.STORE_UNAVAILABLE, "TransferIn outcome unknown: "
-                    + e.getMessage() + "; retry with the same transfer_id", retryAfter()));
+            op.future().completeExceptionally(Failure.storeUnavailable(
+                    "TransferIn outcome unknown; retry with the same transfer_id", e, retryAfter()));
         }
     }
 
@@ -885,8 +890,8 @@ final class Lane implements Runnable {
             }
         } catch (SQLException e) {
             buckets.remove(op.bucket());
-            op.future().completeExceptionally(Failure.retryable(Reason.STORE_UNAVAILABLE,
-                    "Restock outcome unknown: " + e.getMessage() + "; retry with the same restock_id", retryAfter()));
+            op.future().completeExceptionally(Failure.storeUnavailable(
+                    "Restock outcome unknown; retry with the same restock_id", e, retryAfter()));
         }
     }
 }
