@@ -79,7 +79,7 @@ public final class UpCommand implements Callable<Integer> {
         }
         int total = regionList.size() * (shards + (dedicatedCell == null ? 0 : dedicatedShards()));
         out.printf("lastunit up: starting ZooKeeper, %s, %d shard node%s, a router and a bucket-balancer ...%n",
-                jdbc.embedded() ? "an embedded PostgreSQL" : "PostgreSQL at " + jdbc.url, total, total == 1 ? "" : "s");
+                jdbc.describe(), total, total == 1 ? "" : "s");
         out.flush();
 
         Closer closer = new Closer();
@@ -100,7 +100,7 @@ public final class UpCommand implements Callable<Integer> {
         PlatformDatabases dbs;
         try {
             TestingServer zk = closer.add(startZooKeeper(zkPort));
-            dbs = closer.add(jdbc.open("lastunit_"));
+            dbs = closer.add(jdbc.open("lastunit_", out));
             LocalPlatform.Builder b = LocalPlatform.builder(dbs.forShards()).zookeeper(zk.getConnectString())
                     .routerPort(routerPort).cell(Topology.SHARED_CELL, regionList, shards);
             if (dedicatedCell != null) {
@@ -139,6 +139,10 @@ public final class UpCommand implements Callable<Integer> {
         p.balancers().forEach(b -> out.println("  balancer    " + b.address() + "   bucket-balancer ("
                 + (b.isLeader() ? "leader" : "standby") + ")"));
         out.println("  postgresql  " + dbs.describe());
+        if (dbs.unsafeNoFsync()) {
+            out.println("  WARNING     --unsafe-no-fsync: PostgreSQL does not flush commits to disk; a crash of this"
+                    + " machine can lose confirmed reservations and sales.");
+        }
         out.println();
         Table t = new Table("cell", "region", "shard", "address");
         p.shards().values().stream().sorted(Comparator.comparing(ShardInfo::getCell)
@@ -160,7 +164,9 @@ public final class UpCommand implements Callable<Integer> {
                 + p.shards().values().iterator().next().getRegion() + "\"}' \\");
         out.println("    " + router + " lastunit.inventory.v1.InventoryService/CreateItem");
         out.println();
-        out.println("Ctrl-C stops everything" + (jdbc.embedded() ? "; the data goes with it." : "; the databases stay."));
+        out.println("Ctrl-C stops everything" + (jdbc.embedded()
+                ? "; the embedded PostgreSQL's data directory is temporary and is deleted with it."
+                : "; the databases stay."));
         out.flush();
     }
 

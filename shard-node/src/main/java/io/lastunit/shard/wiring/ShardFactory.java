@@ -35,7 +35,7 @@ public class ShardFactory {
         }
         log.warn("no lastunit.shard.jdbc-url configured: starting an embedded PostgreSQL (its data is lost on exit)");
         try {
-            EmbeddedDatabase db = EmbeddedDatabase.start();
+            EmbeddedDatabase db = EmbeddedDatabase.start(EmbeddedDatabase.Durability.FSYNC, line -> log.warn("{}", line));
             EmbeddedDatabase.Target t = db.createDatabase("lastunit_" + config.shardId().replaceAll("[^A-Za-z0-9]", "_"));
             ShardConfig embedded = config.withJdbc(new ShardConfig.Jdbc(t.url(), t.user(), t.password(),
                     config.jdbc().poolSize()));
