@@ -25,7 +25,8 @@ import picocli.CommandLine.UnmatchedArgumentException;
                 "  serve    a shard node (settings: lastunit.shard.* / LASTUNIT_SHARD_*)",
                 "  router   a router (settings: lastunit.router.* / LASTUNIT_ROUTER_*)",
                 "", "Exit codes: 0 ok, 1 something wrong found (drift, failed calls), 2 bad options or refused,"
-                + " 3 ZooKeeper or a shard unreachable."})
+                + " 3 ZooKeeper or a shard unreachable, 130 stopped by Ctrl-C (SIGINT) and 143 by SIGTERM,"
+                + " after a clean stop."})
 public final class LastunitCli implements Callable<Integer> {
     @Spec
     CommandSpec spec;
