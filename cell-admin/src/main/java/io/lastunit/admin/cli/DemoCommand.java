@@ -115,6 +115,10 @@ public final class DemoCommand implements Callable<Integer> {
         try {
             dbs = closer.add(jdbc.open("lastunit_demo_", out));
             platform = closer.add(LocalPlatform.builder(dbs.forShards())
+                    .leftovers(line -> {
+                        out.println("lastunit: " + line);
+                        out.flush();
+                    })
                     .cell(Topology.SHARED_CELL, List.of(REGION), SHARED_SHARDS)
                     .cell(DEDICATED_CELL, List.of(REGION), DEDICATED_SHARDS)
                     .start());

@@ -1,7 +1,9 @@
 package io.lastunit.admin.cli;
 
+import io.lastunit.admin.platform.EmbeddedZooKeeper;
 import io.lastunit.admin.platform.LocalPlatform;
 import io.lastunit.api.topology.v1.ShardInfo;
+import io.lastunit.common.local.OwnedTempDirectory;
 import io.lastunit.common.topology.Topology;
 import java.io.IOException;
 import java.io.PrintWriter;
@@ -10,11 +12,8 @@ import java.net.ServerSocket;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
-import java.util.Map;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
-import org.apache.curator.test.InstanceSpec;
-import org.apache.curator.test.TestingServer;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
@@ -99,9 +98,13 @@ public final class UpCommand implements Callable<Integer> {
         LocalPlatform platform;
         PlatformDatabases dbs;
         try {
-            TestingServer zk = closer.add(startZooKeeper(zkPort));
+            EmbeddedZooKeeper zk = closer.add(EmbeddedZooKeeper.start(zkPort, OwnedTempDirectory.stateDirectory(),
+                    line -> {
+                        out.println("lastunit up: " + line);
+                        out.flush();
+                    }));
             dbs = closer.add(jdbc.open("lastunit_", out));
-            LocalPlatform.Builder b = LocalPlatform.builder(dbs.forShards()).zookeeper(zk.getConnectString())
+            LocalPlatform.Builder b = LocalPlatform.builder(dbs.forShards()).zookeeper(zk.connectString())
                     .routerPort(routerPort).cell(Topology.SHARED_CELL, regionList, shards);
             if (dedicatedCell != null) {
                 b.cell(dedicatedCell, regionList, dedicatedShards());
@@ -240,10 +243,6 @@ public final class UpCommand implements Callable<Integer> {
         }
         out.println("lastunit up: port " + ZOOKEEPER_PORT_DEFAULT + " is taken; ZooKeeper gets a free port (printed below)");
         return -1;
-    }
-
-    private static TestingServer startZooKeeper(int port) throws Exception {
-        return new TestingServer(new InstanceSpec(null, port, -1, -1, true, -1, -1, -1, Map.of(), "127.0.0.1"), true);
     }
 
     static boolean isFree(int port) {

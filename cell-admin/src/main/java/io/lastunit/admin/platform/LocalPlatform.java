@@ -11,8 +11,10 @@ import io.lastunit.router.auth.Authenticator;
 import io.lastunit.shard.ShardConfig;
 import io.lastunit.shard.ShardNode;
 import io.micronaut.context.ApplicationContext;
+import io.lastunit.common.local.OwnedTempDirectory;
 import java.io.IOException;
 import java.net.ServerSocket;
+import java.nio.file.Path;
 import java.sql.SQLException;
 import java.time.Duration;
 import java.time.InstantSource;
@@ -21,12 +23,14 @@ import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.function.Consumer;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.test.TestingServer;
+import org.slf4j.LoggerFactory;
 
 /**
  * A whole lastunit platform in one process, wired exactly as separate processes would be: a
- * ZooKeeper server (in-process unless one is given), cells whose shard nodes each have their
+ * ZooKeeper server ({@link EmbeddedZooKeeper}, on 127.0.0.1, unless one is given), cells whose shard nodes each have their
  * own PostgreSQL database and gRPC port on 127.0.0.1, registered in ZooKeeper, one router, and
  * bucket-balancers (one by default: the leader; more are standbys).
  * Used by {@code ./lastunit up}, {@code ./lastunit demo} and the cluster tests. Shard nodes can be
@@ -57,9 +61,11 @@ public final class LocalPlatform implements AutoCloseable {
     private final Map<String, Object> routerOverrides;
     private final int balancerCount;
     private final java.util.function.Consumer<BalancerConfig.Builder> balancerSettings;
+    private final Path stateDirectory;
+    private final Consumer<String> leftovers;
     private final List<BalancerNode> balancers = new ArrayList<>();
 
-    private TestingServer zookeeperServer;
+    private EmbeddedZooKeeper zookeeperServer;
     private String zookeeper;
     private CuratorFramework admin;
     private final Map<String, ShardInfo> shards = new LinkedHashMap<>();
@@ -78,6 +84,8 @@ public final class LocalPlatform implements AutoCloseable {
         this.routerOverrides = Map.copyOf(b.routerOverrides);
         this.balancerCount = b.balancers;
         this.balancerSettings = b.balancerSettings;
+        this.stateDirectory = b.stateDirectory;
+        this.leftovers = b.leftovers;
     }
 
     public static Builder builder(ShardDatabases databases) {
@@ -96,6 +104,8 @@ public final class LocalPlatform implements AutoCloseable {
         private final Map<String, Object> routerOverrides = new HashMap<>();
         private int balancers = 1;
         private java.util.function.Consumer<BalancerConfig.Builder> balancerSettings = b -> { };
+        private Path stateDirectory = OwnedTempDirectory.stateDirectory();
+        private Consumer<String> leftovers = line -> LoggerFactory.getLogger(LocalPlatform.class).warn("{}", line);
 
         private Builder(ShardDatabases databases) {
             this.databases = databases;
@@ -144,6 +154,18 @@ public final class LocalPlatform implements AutoCloseable {
             return this;
         }
 
+        /** Where the in-process ZooKeeper keeps its files (default: this user's {@link OwnedTempDirectory#stateDirectory()}). */
+        public Builder stateDirectory(Path dir) {
+            this.stateDirectory = dir;
+            return this;
+        }
+
+        /** Where to say what was cleaned up after a killed platform before starting ZooKeeper (default: a WARN log line). */
+        public Builder leftovers(Consumer<String> report) {
+            this.leftovers = report;
+            return this;
+        }
+
         /** A {@code lastunit.router.*} setting for the router. */
         public Builder routerSetting(String key, Object value) {
             routerOverrides.put(key, value);
@@ -167,9 +189,8 @@ public final class LocalPlatform implements AutoCloseable {
 
     private void startAll() throws Exception {
         if (zookeeperGiven == null) {
-            zookeeperServer = new TestingServer(new org.apache.curator.test.InstanceSpec(null, -1, -1, -1, true, -1,
-                    -1, -1, Map.of(), "127.0.0.1"), true);
-            zookeeper = zookeeperServer.getConnectString();
+            zookeeperServer = EmbeddedZooKeeper.start(-1, stateDirectory, leftovers);
+            zookeeper = zookeeperServer.connectString();
         } else {
             zookeeper = zookeeperGiven;
         }
@@ -323,7 +344,12 @@ public final class LocalPlatform implements AutoCloseable {
 
     /** The ZooKeeper server, when the platform started its own (null otherwise). */
     public TestingServer zookeeperServer() {
-        return zookeeperServer;
+        return zookeeperServer == null ? null : zookeeperServer.server();
+    }
+
+    /** Where the platform's own ZooKeeper keeps its files, deleted on close (null when it was given one). */
+    public Path zookeeperDirectory() {
+        return zookeeperServer == null ? null : zookeeperServer.directory();
     }
 
     public Map<String, ShardInfo> shards() {
@@ -353,8 +379,8 @@ public final class LocalPlatform implements AutoCloseable {
         if (zookeeperServer != null) {
             try {
                 zookeeperServer.close();
-            } catch (IOException ignored) {
-                // the server's port and files go with the process
+            } catch (IOException e) {
+                leftovers.accept("could not delete the ZooKeeper files " + zookeeperServer.directory() + ": " + e);
             }
         }
     }
