@@ -207,6 +207,10 @@ public final class DemoCommand implements Callable<Integer> {
         out.printf("  retries       %,d (rate limited, busy or unavailable; same idempotency key)%n", sale.retries());
         out.printf("  second tries  %,d (a buyer's item sold out, another one still had stock)%n", sale.fallbacks());
         out.printf("  buyers/s      %,.0f (each: Reserve, then Confirm when reserved)%n", sale.buyers() / sale.seconds());
+        out.println("  (the demo is not the benchmark: it runs every service and the buyers in one JVM on "
+                + (jdbc.embedded() ? "an embedded PostgreSQL" : "one PostgreSQL")
+                + ", with a small sale, to show correctness; bench/run measures throughput and latency,"
+                + " docs/performance.md)");
         for (String e : sale.errorSamples()) {
             out.println("  error: " + e);
         }
