@@ -23,10 +23,10 @@ import picocli.CommandLine.UnmatchedArgumentException;
         subcommands = {UpCommand.class, DemoCommand.class, AdminCommand.class},
         description = "lastunit sells the last unit of anything exactly once.",
         footer = {"", "The launcher also runs (each has its own --help):",
-                "  serve      a shard node (settings: lastunit.shard.* / LASTUNIT_SHARD_*)",
-                "  router     a router (settings: lastunit.router.* / LASTUNIT_ROUTER_*)",
-                "  balancer   a bucket-balancer (settings: lastunit.balancer.* / LASTUNIT_BALANCER_*)",
-                "  bench      load generators against a platform: bench flash-sale ... (bench/target/benchmarks.jar)",
+                "  serve      a shard node (lastunit.shard.* / LASTUNIT_SHARD_*)",
+                "  router     a router (lastunit.router.* / LASTUNIT_ROUTER_*)",
+                "  balancer   a bucket-balancer (lastunit.balancer.* / LASTUNIT_BALANCER_*)",
+                "  bench      the flash-sale load generator (bench flash-sale --help)",
                 "Their settings: docs/operations.md.",
                 "", "Exit codes: 0 ok, 1 something wrong found (drift, failed calls), 2 bad options or refused,"
                 + " 3 ZooKeeper or a shard unreachable, 130 stopped by Ctrl-C (SIGINT) and 143 by SIGTERM,"

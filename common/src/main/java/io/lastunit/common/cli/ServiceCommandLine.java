@@ -27,6 +27,8 @@ public final class ServiceCommandLine {
     public static final int USAGE = 2;
     /** What {@link #parse} returns when the service should start. */
     public static final int START = -1;
+    /** Paragraphs of the help are wrapped at this many characters. */
+    static final int WIDTH = 96;
 
     private final String command;
     private final List<String> description;
@@ -74,14 +76,12 @@ public final class ServiceCommandLine {
         StringBuilder b = new StringBuilder();
         b.append("Usage: ").append(command).append(" [-h]\n\n");
         for (String paragraph : description) {
-            b.append(paragraph).append("\n\n");
+            b.append(wrap(paragraph)).append("\n\n");
         }
-        String exampleKey = prefix + ".port";
-        b.append("It takes no other arguments. Every setting is a key under ").append(prefix)
-                .append(", given as a Java system property (LASTUNIT_JAVA_OPTS=-D").append(exampleKey)
-                .append("=...), an environment variable (").append(envName("port"))
-                .append("=...) or in a YAML file named by MICRONAUT_CONFIG_FILES. Defaults, bounds and meaning: ")
-                .append(docs).append(".\n\n");
+        b.append(wrap("It takes no other arguments. Every setting is a key under " + prefix
+                + ", given as a Java system property (LASTUNIT_JAVA_OPTS=-D" + prefix + ".port=...), an environment"
+                + " variable (" + envName("port") + "=...) or in a YAML file named by MICRONAUT_CONFIG_FILES."
+                + " Defaults, bounds and meaning: " + docs + ".")).append("\n\n");
         List<String> keys = keys(properties);
         int width = Math.max("key".length(), keys.stream().mapToInt(String::length).max().orElse(0)) + 2;
         b.append("Settings (").append(prefix).append(".<key>):\n");
@@ -90,9 +90,27 @@ public final class ServiceCommandLine {
             b.append("  ").append(pad(k, width)).append(envName(k)).append('\n');
         }
         b.append("\nOptions:\n  -h, --help   Print this help and exit.\n\n");
-        b.append("Exit codes: 0 after --help; 1 the start failed; 2 a bad setting or argument; 130 (Ctrl-C) or 143 "
-                + "(SIGTERM) when stopped by that signal, after a clean stop.\n");
+        b.append(wrap("Exit codes: 0 after --help; 1 the start failed; 2 a bad setting or argument; 130 (Ctrl-C) or"
+                + " 143 (SIGTERM) when stopped by that signal, after a clean stop.")).append('\n');
         return b.toString();
+    }
+
+    /** {@code text} broken at spaces into lines of at most {@link #WIDTH} characters (longer words stay whole). */
+    static String wrap(String text) {
+        StringBuilder out = new StringBuilder();
+        int lineLength = 0;
+        for (String word : text.split(" ")) {
+            if (lineLength > 0 && lineLength + 1 + word.length() > WIDTH) {
+                out.append('\n');
+                lineLength = 0;
+            } else if (lineLength > 0) {
+                out.append(' ');
+                lineLength++;
+            }
+            out.append(word);
+            lineLength += word.length();
+        }
+        return out.toString();
     }
 
     /**

@@ -86,6 +86,13 @@ class ServiceCommandLineTest {
     }
 
     @Test
+    void help_wrapsItsParagraphs() {
+        assertThat(CLI.usage().lines()).allSatisfy(l -> assertThat(l.length()).isLessThanOrEqualTo(ServiceCommandLine.WIDTH));
+        assertThat(ServiceCommandLine.wrap("a b")).isEqualTo("a b");
+        assertThat(ServiceCommandLine.wrap("x".repeat(100) + " y")).isEqualTo("x".repeat(100) + "\ny");
+    }
+
+    @Test
     void kebab_splitsCamelCase() {
         assertThat(ServiceCommandLine.kebab("jdbcUrl")).isEqualTo("jdbc-url");
         assertThat(ServiceCommandLine.kebab("holdTtlMinMs")).isEqualTo("hold-ttl-min-ms");
