@@ -3,7 +3,6 @@ package io.lastunit.admin.platform;
 import io.lastunit.common.local.OwnedTempDirectory;
 import java.io.IOException;
 import java.nio.file.Path;
-import java.time.Duration;
 import java.util.Map;
 import java.util.function.Consumer;
 import org.apache.curator.test.InstanceSpec;
@@ -21,9 +20,6 @@ import org.apache.curator.test.TestingServer;
  * the next start. Not thread-safe; start and close from one thread.
  */
 public final class EmbeddedZooKeeper implements AutoCloseable {
-    /** How long a leftover server process gets to stop (ZooKeeper has none; the PostgreSQL of the same JVM may). */
-    private static final Duration LEFTOVER_STOP_WAIT = Duration.ofSeconds(10);
-
     private final TestingServer server;
     private final OwnedTempDirectory directory;
 
@@ -37,7 +33,7 @@ public final class EmbeddedZooKeeper implements AutoCloseable {
      * then starts a server on {@code port} of 127.0.0.1 (-1: a free one).
      */
     public static EmbeddedZooKeeper start(int port, Path stateDirectory, Consumer<String> report) throws Exception {
-        OwnedTempDirectory.reapOrphans(stateDirectory, LEFTOVER_STOP_WAIT).forEach(report);
+        OwnedTempDirectory.reapOrphans(stateDirectory, OwnedTempDirectory.SERVER_STOP_WAIT).forEach(report);
         OwnedTempDirectory dir = OwnedTempDirectory.create(stateDirectory, "zookeeper", null);
         try {
             // clientPortAddress: without it ZooKeeper listens on every interface.

@@ -4,6 +4,7 @@ import io.lastunit.api.topology.v1.ShardInfo;
 import io.lastunit.balancer.BalancerConfig;
 import io.lastunit.balancer.BalancerNode;
 import io.lastunit.balancer.transfer.TransferFaults;
+import io.lastunit.common.local.OwnedTempDirectory;
 import io.lastunit.common.topology.Curators;
 import io.lastunit.common.topology.TopologyStore;
 import io.lastunit.router.RouterNode;
@@ -11,7 +12,6 @@ import io.lastunit.router.auth.Authenticator;
 import io.lastunit.shard.ShardConfig;
 import io.lastunit.shard.ShardNode;
 import io.micronaut.context.ApplicationContext;
-import io.lastunit.common.local.OwnedTempDirectory;
 import java.io.IOException;
 import java.net.ServerSocket;
 import java.nio.file.Path;
@@ -26,6 +26,7 @@ import java.util.Map;
 import java.util.function.Consumer;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.test.TestingServer;
+import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
@@ -38,6 +39,7 @@ import org.slf4j.LoggerFactory;
  * thread; the services it starts are.
  */
 public final class LocalPlatform implements AutoCloseable {
+    private static final Logger log = LoggerFactory.getLogger(LocalPlatform.class);
 
     /** A cell to create: its name, regions, and shards per region. */
     public record CellSpec(String name, List<String> regions, int shardsPerRegion) {
@@ -61,7 +63,6 @@ public final class LocalPlatform implements AutoCloseable {
     private final Map<String, Object> routerOverrides;
     private final int balancerCount;
     private final java.util.function.Consumer<BalancerConfig.Builder> balancerSettings;
-    private final Path stateDirectory;
     private final Consumer<String> leftovers;
     private final List<BalancerNode> balancers = new ArrayList<>();
 
@@ -84,7 +85,6 @@ public final class LocalPlatform implements AutoCloseable {
         this.routerOverrides = Map.copyOf(b.routerOverrides);
         this.balancerCount = b.balancers;
         this.balancerSettings = b.balancerSettings;
-        this.stateDirectory = b.stateDirectory;
         this.leftovers = b.leftovers;
     }
 
@@ -104,8 +104,7 @@ public final class LocalPlatform implements AutoCloseable {
         private final Map<String, Object> routerOverrides = new HashMap<>();
         private int balancers = 1;
         private java.util.function.Consumer<BalancerConfig.Builder> balancerSettings = b -> { };
-        private Path stateDirectory = OwnedTempDirectory.stateDirectory();
-        private Consumer<String> leftovers = line -> LoggerFactory.getLogger(LocalPlatform.class).warn("{}", line);
+        private Consumer<String> leftovers = line -> log.warn("{}", line);
 
         private Builder(ShardDatabases databases) {
             this.databases = databases;
@@ -154,13 +153,10 @@ public final class LocalPlatform implements AutoCloseable {
             return this;
         }
 
-        /** Where the in-process ZooKeeper keeps its files (default: this user's {@link OwnedTempDirectory#stateDirectory()}). */
-        public Builder stateDirectory(Path dir) {
-            this.stateDirectory = dir;
-            return this;
-        }
-
-        /** Where to say what was cleaned up after a killed platform before starting ZooKeeper (default: a WARN log line). */
+        /**
+         * Where to say what the start of the in-process ZooKeeper cleaned up after a killed platform
+         * (default: a WARN log line).
+         */
         public Builder leftovers(Consumer<String> report) {
             this.leftovers = report;
             return this;
@@ -189,7 +185,7 @@ public final class LocalPlatform implements AutoCloseable {
 
     private void startAll() throws Exception {
         if (zookeeperGiven == null) {
-            zookeeperServer = EmbeddedZooKeeper.start(-1, stateDirectory, leftovers);
+            zookeeperServer = EmbeddedZooKeeper.start(-1, OwnedTempDirectory.stateDirectory(), leftovers);
             zookeeper = zookeeperServer.connectString();
         } else {
             zookeeper = zookeeperGiven;
@@ -380,7 +376,7 @@ public final class LocalPlatform implements AutoCloseable {
             try {
                 zookeeperServer.close();
             } catch (IOException e) {
-                leftovers.accept("could not delete the ZooKeeper files " + zookeeperServer.directory() + ": " + e);
+                log.warn("could not delete the ZooKeeper files {}: {}", zookeeperServer.directory(), e.toString());
             }
         }
     }

@@ -38,6 +38,8 @@ import java.util.stream.Stream;
  * and a directory is never deleted under a server that would not stop.
  */
 public final class OwnedTempDirectory implements AutoCloseable {
+    /** How long a leftover server process gets to stop on SIGTERM, and then again on SIGKILL. */
+    public static final Duration SERVER_STOP_WAIT = Duration.ofSeconds(10);
     static final String OWNER_FILE = "owner";
     private static final String STATE_DIRECTORY_PREFIX = "lastunit-";
 
@@ -79,15 +81,24 @@ public final class OwnedTempDirectory implements AutoCloseable {
         if (serverPidFile != null) {
             p.setProperty("server.pid-file", serverPidFile);
         }
-        // Written whole, then moved into place: a reaper never reads half a record.
-        Path tmp = dir.resolve(OWNER_FILE + ".tmp");
-        try (OutputStream out = Files.newOutputStream(tmp)) {
-            p.store(out, "a lastunit embedded server's files; removed when its owner stops or by the next start");
-        }
         try {
-            Files.move(tmp, dir.resolve(OWNER_FILE), StandardCopyOption.ATOMIC_MOVE);
-        } catch (AtomicMoveNotSupportedException e) {
-            Files.move(tmp, dir.resolve(OWNER_FILE));
+            // Written whole, then moved into place: a reaper never reads half a record.
+            Path tmp = dir.resolve(OWNER_FILE + ".tmp");
+            try (OutputStream out = Files.newOutputStream(tmp)) {
+                p.store(out, "a lastunit embedded server's files; removed when its owner stops or by the next start");
+            }
+            try {
+                Files.move(tmp, dir.resolve(OWNER_FILE), StandardCopyOption.ATOMIC_MOVE);
+            } catch (AtomicMoveNotSupportedException e) {
+                Files.move(tmp, dir.resolve(OWNER_FILE));
+            }
+        } catch (IOException e) {
+            try {
+                deleteTree(dir); // without a record no reaper would ever delete it
+            } catch (IOException | UncheckedIOException suppressed) {
+                e.addSuppressed(suppressed);
+            }
+            throw e;
         }
         return new OwnedTempDirectory(dir);
     }

@@ -11,7 +11,6 @@ import java.nio.file.Path;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.sql.Statement;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
@@ -33,9 +32,6 @@ import java.util.function.Consumer;
  * because a node must stop its lanes before its database.
  */
 public final class EmbeddedDatabase implements AutoCloseable {
-    /** How long a leftover server gets to stop on SIGTERM, and then on SIGKILL. */
-    static final Duration LEFTOVER_STOP_WAIT = Duration.ofSeconds(10);
-
     /**
      * The library's bundled binaries for this machine, {@code postgres-<os>[-<distribution>]-<arch>.txz}:
      * the first copy on the class path, as for any resource. The library's own resolver refuses
@@ -93,7 +89,7 @@ public final class EmbeddedDatabase implements AutoCloseable {
      */
     public static EmbeddedDatabase start(Durability durability, Path stateDirectory, Consumer<String> report)
             throws IOException {
-        OwnedTempDirectory.reapOrphans(stateDirectory, LEFTOVER_STOP_WAIT).forEach(report);
+        OwnedTempDirectory.reapOrphans(stateDirectory, OwnedTempDirectory.SERVER_STOP_WAIT).forEach(report);
         String fsync = durability == Durability.FSYNC ? "on" : "off";
         OwnedTempDirectory dir = OwnedTempDirectory.create(stateDirectory, "postgres", "data/postmaster.pid");
         try {
