@@ -15,9 +15,11 @@ import java.util.Locale;
  * {@code @ConfigurationProperties} class, as keys and environment variables) and exit 0 without
  * starting anything. Any other argument is refused with one {@code error:} line (exit 2).
  *
- * <p>It also turns a failed start into one {@code error:} line: a bad setting (an
- * {@link IllegalArgumentException} anywhere in the cause chain, as the config classes throw) exits
- * 2, anything else exits 1. The stack trace follows only with {@code LASTUNIT_LOG_LEVEL=DEBUG}.
+ * <p>It also turns a failed start into one {@code error:} line: a bad setting exits 2, anything
+ * else exits 1. A bad setting is an {@link IllegalArgumentException} anywhere in the cause chain
+ * (the config classes throw it), or a value Micronaut could not convert (its
+ * {@value #MICRONAUT_INJECTION_FAILURE}, matched by name: common does not depend on Micronaut).
+ * The stack trace follows only with {@code LASTUNIT_LOG_LEVEL=DEBUG}.
  *
  * <p>Immutable and thread-safe; no I/O beyond the streams it is given.
  */
@@ -27,6 +29,7 @@ public final class ServiceCommandLine {
     public static final int USAGE = 2;
     /** What {@link #parse} returns when the service should start. */
     public static final int START = -1;
+    static final String MICRONAUT_INJECTION_FAILURE = "io.micronaut.context.exceptions.DependencyInjectionException";
     /** Paragraphs of the help are wrapped at this many characters. */
     static final int WIDTH = 96;
 
@@ -119,8 +122,12 @@ public final class ServiceCommandLine {
      */
     public int startFailed(Throwable e, PrintStream err) {
         IllegalArgumentException badSetting = find(e, IllegalArgumentException.class);
+        Throwable unconverted = findByName(e, MICRONAUT_INJECTION_FAILURE);
+        boolean bad = badSetting != null || unconverted != null;
         if (badSetting != null) {
             err.println("error: " + firstLine(badSetting.getMessage()));
+        } else if (unconverted != null) {
+            err.println("error: " + deepestMessage(unconverted.getMessage()));
         } else {
             Throwable root = e;
             while (root.getCause() != null && root.getCause() != root) {
@@ -134,7 +141,30 @@ public final class ServiceCommandLine {
             e.printStackTrace(err);
         }
         err.flush();
-        return badSetting != null ? USAGE : FAILED;
+        return bad ? USAGE : FAILED;
+    }
+
+    /**
+     * Micronaut nests the cause in the text: "Message: ..." lines, the last one the innermost
+     * ("Error resolving property value [lastunit.shard.port]. Unable to convert value [abc] ...").
+     */
+    static String deepestMessage(String micronautMessage) {
+        String deepest = firstLine(micronautMessage);
+        for (String line : micronautMessage == null ? List.<String>of() : micronautMessage.lines().toList()) {
+            if (line.startsWith("Message: ")) {
+                deepest = line.substring("Message: ".length()).strip();
+            }
+        }
+        return deepest;
+    }
+
+    private static Throwable findByName(Throwable e, String className) {
+        for (Throwable t = e; t != null; t = t.getCause() == t ? null : t.getCause()) {
+            if (t.getClass().getName().equals(className)) {
+                return t;
+            }
+        }
+        return null;
     }
 
     /** The setting keys of a properties class: its instance fields that have a setter, in kebab case. */

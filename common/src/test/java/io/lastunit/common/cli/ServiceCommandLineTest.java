@@ -76,6 +76,17 @@ class ServiceCommandLineTest {
     }
 
     @Test
+    void deepestMessage_isTheLastMessageLineOfMicronauts() {
+        String micronaut = "Failed to inject value for parameter [port]\n\nMessage: Failed to inject value for parameter"
+                + " [port]\n\nMessage: Error resolving property value [lastunit.sample.port]. Unable to convert value [abc]"
+                + " to target type [int]\nPath Taken: \n@j.i.Singleton ...";
+
+        assertThat(ServiceCommandLine.deepestMessage(micronaut)).isEqualTo("Error resolving property value"
+                + " [lastunit.sample.port]. Unable to convert value [abc] to target type [int]");
+        assertThat(ServiceCommandLine.deepestMessage("one line")).isEqualTo("one line");
+    }
+
+    @Test
     void startFailed_anythingElse_namesTheRootCause_exit1() {
         Exception e = new IllegalStateException("start failed", new java.io.IOException("Address in use\nmore"));
 
