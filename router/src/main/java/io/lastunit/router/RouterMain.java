@@ -1,26 +1,62 @@
 package io.lastunit.router;
 
+import io.lastunit.common.cli.ServiceCommandLine;
+import io.lastunit.router.wiring.RouterProperties;
 import io.micronaut.context.ApplicationContext;
+import java.io.PrintStream;
+import java.util.List;
 import java.util.concurrent.CountDownLatch;
 
 /**
- * Runs a router. Settings: {@code lastunit.router.*} in application.yml, -D properties or
- * LASTUNIT_ROUTER_* environment variables (docs/operations.md).
+ * Runs a router until Ctrl-C or SIGTERM. Settings: {@code lastunit.router.*} in application.yml,
+ * -D properties or LASTUNIT_ROUTER_* environment variables (docs/operations.md); the only
+ * arguments are -h/--help ({@link ServiceCommandLine}).
  */
 public final class RouterMain {
+    static final ServiceCommandLine COMMAND_LINE = new ServiceCommandLine("lastunit router", List.of(
+            "Runs a router until Ctrl-C or SIGTERM: the public gRPC front door (lastunit.inventory.v1.InventoryService)."
+                    + " It authenticates each caller by bearer token and routes each call to the shard that owns the"
+                    + " item, from the topology in ZooKeeper.",
+            "It needs a reachable ZooKeeper (zookeeper) and at least one token grant (tokens,"
+                    + " <sha256-hex>:<name>:<tenants>[:admin]; docs/authentication.md); it refuses to start without."),
+            "lastunit.router", RouterProperties.class, "docs/operations.md#router-settings");
+
     private RouterMain() {
     }
 
-    public static void main(String[] args) throws Exception {
-        ApplicationContext ctx = ApplicationContext.run();
-        RouterNode node = ctx.getBean(RouterNode.class).start();
+    public static void main(String[] args) throws InterruptedException {
+        System.exit(run(List.of(args), System.out, System.err));
+    }
+
+    static int run(List<String> args, PrintStream out, PrintStream err) throws InterruptedException {
+        int early = COMMAND_LINE.parse(args, out, err);
+        if (early != ServiceCommandLine.START) {
+            return early;
+        }
+        ApplicationContext ctx = null;
+        RouterNode node;
+        try {
+            ctx = ApplicationContext.run();
+            node = ctx.getBean(RouterNode.class).start();
+        } catch (Exception e) {
+            if (e instanceof InterruptedException) {
+                Thread.currentThread().interrupt();
+            }
+            if (ctx != null) {
+                ctx.close();
+            }
+            return COMMAND_LINE.startFailed(e, err);
+        }
         CountDownLatch stopped = new CountDownLatch(1);
+        ApplicationContext running = ctx;
         Runtime.getRuntime().addShutdownHook(new Thread(() -> {
-            ctx.close();
+            running.close();
             stopped.countDown();
         }, "shutdown"));
-        System.out.println("lastunit router " + node.config().routerId() + " listening on " + node.config().host() + ":"
+        out.println("lastunit router " + node.config().routerId() + " listening on " + node.config().host() + ":"
                 + node.port() + " (Ctrl-C stops it)");
+        out.flush();
         stopped.await();
+        return ServiceCommandLine.OK;
     }
 }

@@ -13,7 +13,7 @@ import java.util.List;
  * @param shardId                 this shard's name (in logs, reports, later in ZooKeeper)
  * @param host                    address the gRPC server binds (127.0.0.1 by default)
  * @param port                    gRPC port; 0 picks a free one
- * @param jdbc                    the shard's database; an empty URL means "start an embedded PostgreSQL"
+ * @param jdbc                    the shard's database (the wiring fills in an embedded one's URL for embedded=true)
  * @param sweepInterval           how often the sweeper looks for due holds
  * @param sweepBucketsPerTickMax  buckets the sweeper hands to lanes per pass
  * @param readThreads             threads serving committed reads

@@ -1,50 +1,65 @@
 package io.lastunit.shard;
 
+import io.lastunit.common.cli.ServiceCommandLine;
+import io.lastunit.shard.wiring.ShardProperties;
 import io.micronaut.context.ApplicationContext;
-import java.util.concurrent.Callable;
+import java.io.PrintStream;
+import java.util.List;
 import java.util.concurrent.CountDownLatch;
-import picocli.CommandLine;
-import picocli.CommandLine.Command;
 
 /**
- * The shard node's one entry point: {@code serve} (the default) runs a node. The demo runs through
- * the router now: {@code ./lastunit demo} (cell-admin's {@code LastunitCli}).
+ * The shard node's one entry point: runs a node until Ctrl-C or SIGTERM. The launcher calls it as
+ * {@code serve}; that first argument is optional. Settings: {@code lastunit.shard.*} in
+ * application.yml, -D properties or LASTUNIT_SHARD_* environment variables; the only other
+ * arguments are -h/--help ({@link ServiceCommandLine}).
  */
-@Command(name = "lastunit", mixinStandardHelpOptions = true,
-        subcommands = {ShardNodeMain.Serve.class},
-        description = "lastunit: sells the last unit exactly once.")
-public final class ShardNodeMain implements Callable<Integer> {
+public final class ShardNodeMain {
+    static final ServiceCommandLine COMMAND_LINE = new ServiceCommandLine("lastunit serve", List.of(
+            "Runs a shard node until Ctrl-C or SIGTERM: it owns the stock of the items placed on its shard, decides"
+                    + " Reserves in single-writer lanes and commits them to its PostgreSQL database"
+                    + " (lastunit.shard.v1.ShardService and lastunit.inventory.v1.InventoryService over gRPC).",
+            "It needs a database: jdbc-url (LASTUNIT_SHARD_JDBC_URL), or embedded=true (LASTUNIT_SHARD_EMBEDDED=true)"
+                    + " for a PostgreSQL of its own in a temporary directory, deleted when the node stops. With"
+                    + " zookeeper set it joins a platform as the shard named by id; without, it runs standalone."),
+            "lastunit.shard", ShardProperties.class, "docs/operations.md#configuration");
 
-    public static void main(String[] args) {
-        if (args.length == 0) {
-            args = new String[] {"serve"};
+    private ShardNodeMain() {
+    }
+
+    public static void main(String[] args) throws InterruptedException {
+        System.exit(run(List.of(args), System.out, System.err));
+    }
+
+    static int run(List<String> args, PrintStream out, PrintStream err) throws InterruptedException {
+        List<String> rest = !args.isEmpty() && args.get(0).equals("serve") ? args.subList(1, args.size()) : args;
+        int early = COMMAND_LINE.parse(rest, out, err);
+        if (early != ServiceCommandLine.START) {
+            return early;
         }
-        System.exit(new CommandLine(new ShardNodeMain()).execute(args));
-    }
-
-    @Override
-    public Integer call() {
-        CommandLine.usage(this, System.out);
-        return 0;
-    }
-
-    @Command(name = "serve", mixinStandardHelpOptions = true,
-            description = "Run a shard node. Settings: lastunit.shard.* in application.yml, -D properties or "
-                    + "LASTUNIT_SHARD_* environment variables.")
-    static final class Serve implements Callable<Integer> {
-        @Override
-        public Integer call() throws Exception {
-            ApplicationContext ctx = ApplicationContext.run();
-            ShardNode node = ctx.getBean(ShardNode.class).start();
-            CountDownLatch stopped = new CountDownLatch(1);
-            Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+        ApplicationContext ctx = null;
+        ShardNode node;
+        try {
+            ctx = ApplicationContext.run();
+            node = ctx.getBean(ShardNode.class).start();
+        } catch (Exception e) {
+            if (e instanceof InterruptedException) {
+                Thread.currentThread().interrupt();
+            }
+            if (ctx != null) {
                 ctx.close();
-                stopped.countDown();
-            }, "shutdown"));
-            System.out.println("lastunit shard " + node.config().shardId() + " listening on "
-                    + node.config().host() + ":" + node.port() + " (Ctrl-C stops it)");
-            stopped.await();
-            return 0;
+            }
+            return COMMAND_LINE.startFailed(e, err);
         }
+        CountDownLatch stopped = new CountDownLatch(1);
+        ApplicationContext running = ctx;
+        Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+            running.close();
+            stopped.countDown();
+        }, "shutdown"));
+        out.println("lastunit shard " + node.config().shardId() + " listening on " + node.config().host() + ":"
+                + node.port() + " (Ctrl-C stops it)");
+        out.flush();
+        stopped.await();
+        return ServiceCommandLine.OK;
     }
 }

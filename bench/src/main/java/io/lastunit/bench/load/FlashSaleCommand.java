@@ -24,6 +24,7 @@ import io.lastunit.common.topology.Curators;
 import io.lastunit.common.topology.Placement;
 import io.lastunit.common.topology.Topology;
 import io.lastunit.common.topology.TopologyStore;
+import io.lastunit.shard.store.EmbeddedDatabase;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.lang.management.ManagementFactory;
@@ -217,7 +218,8 @@ public final class FlashSaleCommand implements Callable<Integer> {
                     regionNames().size() == 1 ? "" : "s", String.join(", ", regionNames()));
             stdout.flush();
             try {
-                PlatformDatabases dbs = closer.add(url == null ? PlatformDatabases.embedded(DB_PREFIX)
+                PlatformDatabases dbs = closer.add(url == null
+                        ? PlatformDatabases.embedded(DB_PREFIX, EmbeddedDatabase.Durability.FSYNC, stdout::println)
                         : PlatformDatabases.external(url, jdbcUser(), jdbcPassword(), DB_PREFIX));
                 platform = closer.add(LocalPlatform.builder(dbs.forShards())
                         .cell(Topology.SHARED_CELL, regionNames(), shards()).start());

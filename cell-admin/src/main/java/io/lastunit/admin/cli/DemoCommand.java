@@ -89,7 +89,7 @@ public final class DemoCommand implements Callable<Integer> {
         out.printf("lastunit demo: %,d buyers for %,d units of %d item%s of %d tenant%s, %,d in flight (seed %d)%n",
                 buyers, units, items, items == 1 ? "" : "s", tenants, tenants == 1 ? "" : "s", concurrency, chosenSeed);
         out.printf("starting ZooKeeper, %s, %d shard nodes (cell shared: %d, cell %s: %d) and a router ...%n",
-                jdbc.embedded() ? "an embedded PostgreSQL" : "PostgreSQL at " + jdbc.url,
+                jdbc.describe(),
                 SHARED_SHARDS + DEDICATED_SHARDS, SHARED_SHARDS, DEDICATED_CELL, DEDICATED_SHARDS);
         out.flush();
 
@@ -111,9 +111,14 @@ public final class DemoCommand implements Callable<Integer> {
     private int run(PrintWriter out, Closer closer, Catalog catalog, long chosenSeed, String runTag) throws Exception {
         long t0 = System.nanoTime();
         LocalPlatform platform;
+        PlatformDatabases dbs;
         try {
-            PlatformDatabases dbs = closer.add(jdbc.open("lastunit_demo_"));
+            dbs = closer.add(jdbc.open("lastunit_demo_", out));
             platform = closer.add(LocalPlatform.builder(dbs.forShards())
+                    .leftovers(line -> {
+                        out.println("lastunit: " + line);
+                        out.flush();
+                    })
                     .cell(Topology.SHARED_CELL, List.of(REGION), SHARED_SHARDS)
                     .cell(DEDICATED_CELL, List.of(REGION), DEDICATED_SHARDS)
                     .start());
@@ -124,6 +129,10 @@ public final class DemoCommand implements Callable<Integer> {
         }
         out.printf("platform up in %.1f s: router 127.0.0.1:%d, ZooKeeper %s%n", (System.nanoTime() - t0) / 1e9,
                 platform.routerPort(), platform.zookeeper());
+        if (dbs.unsafeNoFsync()) {
+            out.println("WARNING: --unsafe-no-fsync: PostgreSQL does not flush commits to disk; a crash of this machine"
+                    + " can lose confirmed reservations and sales.");
+        }
 
         CuratorFramework zk = closer.add(Curators.newClient(platform.zookeeper(), Duration.ofSeconds(15)));
         zk.start();
@@ -198,6 +207,10 @@ public final class DemoCommand implements Callable<Integer> {
         out.printf("  retries       %,d (rate limited, busy or unavailable; same idempotency key)%n", sale.retries());
         out.printf("  second tries  %,d (a buyer's item sold out, another one still had stock)%n", sale.fallbacks());
         out.printf("  buyers/s      %,.0f (each: Reserve, then Confirm when reserved)%n", sale.buyers() / sale.seconds());
+        out.println("  (the demo is not the benchmark: it runs every service and the buyers in one JVM on "
+                + (jdbc.embedded() ? "an embedded PostgreSQL" : "one PostgreSQL")
+                + ", with a small sale, to show correctness; bench/run measures throughput and latency,"
+                + " docs/performance.md)");
         for (String e : sale.errorSamples()) {
             out.println("  error: " + e);
         }

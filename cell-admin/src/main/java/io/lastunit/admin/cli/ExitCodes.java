@@ -10,6 +10,13 @@ public final class ExitCodes {
     public static final int USAGE = 2;
     /** ZooKeeper or a shard could not be reached, so the answer is incomplete. */
     public static final int UNREACHABLE = 3;
+    /**
+     * Stopped by Ctrl-C (SIGINT), after the shutdown hook stopped everything the command had
+     * started. The JVM sets it (128 + the signal's number); the commands never return it.
+     */
+    public static final int STOPPED_BY_SIGINT = 130;
+    /** Stopped by SIGTERM, after a clean stop, as for {@link #STOPPED_BY_SIGINT}. */
+    public static final int STOPPED_BY_SIGTERM = 143;
 
     private ExitCodes() {
     }

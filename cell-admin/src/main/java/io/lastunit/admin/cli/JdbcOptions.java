@@ -1,8 +1,13 @@
 package io.lastunit.admin.cli;
 
+import io.lastunit.shard.store.EmbeddedDatabase;
+import java.io.PrintWriter;
 import picocli.CommandLine.Option;
 
-/** {@code --jdbc-url/--jdbc-user/--jdbc-password} of {@code up} and {@code demo}: where the shards' databases go. */
+/**
+ * {@code --jdbc-url/--jdbc-user/--jdbc-password} of {@code up} and {@code demo}: where the shards'
+ * databases go; and {@code --unsafe-no-fsync}, for the embedded PostgreSQL only.
+ */
 public final class JdbcOptions {
     @Option(names = "--jdbc-url", paramLabel = "URL",
             description = "A PostgreSQL server to use instead of an embedded one, through a database the user may "
@@ -18,12 +23,25 @@ public final class JdbcOptions {
             description = "Its password (default: LASTUNIT_JDBC_PASSWORD, else lastunit).")
     String password = AdminCommand.envOr("LASTUNIT_JDBC_PASSWORD", "lastunit");
 
+    @Option(names = "--unsafe-no-fsync",
+            description = "Run the embedded PostgreSQL with fsync off, for speed: a crash of the machine can then lose"
+                    + " confirmed reservations. Default: fsync on (durable). Not with --jdbc-url.")
+    boolean unsafeNoFsync;
+
     boolean embedded() {
         return url == null || url.isBlank();
     }
 
+    EmbeddedDatabase.Durability durability() {
+        return unsafeNoFsync ? EmbeddedDatabase.Durability.UNSAFE_NO_FSYNC : EmbeddedDatabase.Durability.FSYNC;
+    }
+
     /** Checks the URL's form (no I/O). */
     void validate(picocli.CommandLine cmd) {
+        if (unsafeNoFsync && !embedded()) {
+            throw new picocli.CommandLine.ParameterException(cmd, "--unsafe-no-fsync is for the embedded PostgreSQL;"
+                    + " the server at --jdbc-url keeps its own settings");
+        }
         if (!embedded()) {
             try {
                 JdbcUrls.withDatabase(url, "x");
@@ -33,8 +51,22 @@ public final class JdbcOptions {
         }
     }
 
-    /** Starts the embedded PostgreSQL or connects to the given one; databases are named {@code prefix<shard>}. */
-    PlatformDatabases open(String prefix) {
-        return embedded() ? PlatformDatabases.embedded(prefix) : PlatformDatabases.external(url, user, password, prefix);
+    /**
+     * Starts the embedded PostgreSQL (saying on {@code out} what it cleaned up after a killed
+     * platform first) or connects to the given one; databases are named {@code prefix<shard>}.
+     */
+    PlatformDatabases open(String prefix, PrintWriter out) {
+        return embedded() ? PlatformDatabases.embedded(prefix, durability(), line -> {
+            out.println("lastunit: " + line);
+            out.flush();
+        }) : PlatformDatabases.external(url, user, password, prefix);
+    }
+
+    /** For the first line of {@code up} and {@code demo}: which PostgreSQL. */
+    String describe() {
+        if (!embedded()) {
+            return "PostgreSQL at " + url;
+        }
+        return unsafeNoFsync ? "an embedded PostgreSQL (fsync OFF)" : "an embedded PostgreSQL";
     }
 }

@@ -13,7 +13,8 @@ import picocli.CommandLine.UnmatchedArgumentException;
 /**
  * The operator's command line, {@code ./lastunit}: {@code up} (a whole platform in this process),
  * {@code demo} (a flash sale through the router) and {@code admin} (cells, tenants, the invariant
- * check). {@code serve} and {@code router} are dispatched by the launcher script to their own jars.
+ * check). {@code serve}, {@code router}, {@code balancer} and {@code bench} are dispatched by the
+ * launcher script to their own jars; the help lists them too.
  *
  * <p>Exit codes: {@link ExitCodes}. Expected errors print one {@code error: ...} line and no stack
  * trace; only a bug prints one.
@@ -21,11 +22,15 @@ import picocli.CommandLine.UnmatchedArgumentException;
 @Command(name = "lastunit", mixinStandardHelpOptions = true, version = "lastunit 0.1.0-SNAPSHOT",
         subcommands = {UpCommand.class, DemoCommand.class, AdminCommand.class},
         description = "lastunit sells the last unit of anything exactly once.",
-        footer = {"", "The launcher also runs:",
-                "  serve    a shard node (settings: lastunit.shard.* / LASTUNIT_SHARD_*)",
-                "  router   a router (settings: lastunit.router.* / LASTUNIT_ROUTER_*)",
+        footer = {"", "The launcher also runs (each has its own --help):",
+                "  serve      a shard node (lastunit.shard.* / LASTUNIT_SHARD_*)",
+                "  router     a router (lastunit.router.* / LASTUNIT_ROUTER_*)",
+                "  balancer   a bucket-balancer (lastunit.balancer.* / LASTUNIT_BALANCER_*)",
+                "  bench      the flash-sale load generator (bench flash-sale --help)",
+                "Their settings: docs/operations.md.",
                 "", "Exit codes: 0 ok, 1 something wrong found (drift, failed calls), 2 bad options or refused,"
-                + " 3 ZooKeeper or a shard unreachable."})
+                + " 3 ZooKeeper or a shard unreachable, 130 stopped by Ctrl-C (SIGINT) and 143 by SIGTERM,"
+                + " after a clean stop."})
 public final class LastunitCli implements Callable<Integer> {
     @Spec
     CommandSpec spec;

@@ -10,16 +10,17 @@ import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
+import java.util.function.Consumer;
 
 /**
  * The PostgreSQL databases of a local platform's shards: one database per shard, created when
- * absent, either in an embedded PostgreSQL started here (gone on close) or on a server given by
- * a JDBC URL (kept). Not thread-safe; LocalPlatform asks from one thread.
+ * absent, either in an embedded PostgreSQL started here (its data directory is temporary and
+ * deleted on close) or on a server given by a JDBC URL (kept). Not thread-safe; LocalPlatform asks
+ * from one thread.
  *
- * <p>The embedded server is shard-node's {@link EmbeddedDatabase} started without the library's
- * own JVM shutdown hook: on Ctrl-C the command's hook must stop the shard nodes before their
- * database, and JVM hooks run concurrently. Used by {@code up}, {@code demo} and the bench's
- * load generator.
+ * <p>The embedded server is shard-node's {@link EmbeddedDatabase}, which no JVM shutdown hook of
+ * its own closes: on Ctrl-C the command's hook must stop the shard nodes before their database,
+ * and JVM hooks run concurrently. Used by {@code up}, {@code demo} and the bench's load generator.
  */
 public final class PlatformDatabases implements AutoCloseable {
     private final EmbeddedDatabase embedded;
@@ -36,10 +37,14 @@ public final class PlatformDatabases implements AutoCloseable {
         this.prefix = prefix;
     }
 
-    /** Starts an embedded PostgreSQL. */
-    public static PlatformDatabases embedded(String prefix) {
+    /**
+     * Starts an embedded PostgreSQL, after stopping and deleting what a killed platform left (one
+     * line each to {@code leftovers}).
+     */
+    public static PlatformDatabases embedded(String prefix, EmbeddedDatabase.Durability durability,
+                                             Consumer<String> leftovers) {
         try {
-            return new PlatformDatabases(EmbeddedDatabase.start(false), null, null, null, prefix);
+            return new PlatformDatabases(EmbeddedDatabase.start(durability, leftovers), null, null, null, prefix);
         } catch (IOException | RuntimeException e) {
             throw CliError.failed("could not start the embedded PostgreSQL: " + e.getMessage()
                     + " (or give a server with --jdbc-url)");
@@ -104,19 +109,24 @@ public final class PlatformDatabases implements AutoCloseable {
 
     /** For the banner: where the databases are. */
     public String describe() {
-        return embedded != null
-                ? "embedded PostgreSQL on 127.0.0.1:" + embedded.port() + " (user postgres; data lost on exit)"
-                : adminUrl + " as " + user + " (databases " + prefix + "<shard>, kept)";
+        if (embedded == null) {
+            return adminUrl + " as " + user + " (databases " + prefix + "<shard>, kept)";
+        }
+        return "embedded PostgreSQL on 127.0.0.1:" + embedded.port() + " (user postgres; "
+                + (embedded.durability() == EmbeddedDatabase.Durability.FSYNC ? "fsync on" : "fsync OFF")
+                + "; data in " + embedded.directory() + ", deleted on exit)";
     }
 
+    /** Whether commits are not flushed to disk (an embedded server started with --unsafe-no-fsync). */
+    public boolean unsafeNoFsync() {
+        return embedded != null && embedded.durability() == EmbeddedDatabase.Durability.UNSAFE_NO_FSYNC;
+    }
+
+    /** Stops the embedded server and deletes its data directory; a given server is left as it is. */
     @Override
-    public void close() {
+    public void close() throws IOException {
         if (embedded != null) {
-            try {
-                embedded.close();
-            } catch (IOException | RuntimeException e) {
-                // its temporary directory goes with the process
-            }
+            embedded.close();
         }
     }
 }

@@ -1,7 +1,9 @@
 package io.lastunit.admin.cli;
 
+import io.lastunit.admin.platform.EmbeddedZooKeeper;
 import io.lastunit.admin.platform.LocalPlatform;
 import io.lastunit.api.topology.v1.ShardInfo;
+import io.lastunit.common.local.OwnedTempDirectory;
 import io.lastunit.common.topology.Topology;
 import java.io.IOException;
 import java.io.PrintWriter;
@@ -10,11 +12,8 @@ import java.net.ServerSocket;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
-import java.util.Map;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
-import org.apache.curator.test.InstanceSpec;
-import org.apache.curator.test.TestingServer;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
@@ -79,7 +78,7 @@ public final class UpCommand implements Callable<Integer> {
         }
         int total = regionList.size() * (shards + (dedicatedCell == null ? 0 : dedicatedShards()));
         out.printf("lastunit up: starting ZooKeeper, %s, %d shard node%s, a router and a bucket-balancer ...%n",
-                jdbc.embedded() ? "an embedded PostgreSQL" : "PostgreSQL at " + jdbc.url, total, total == 1 ? "" : "s");
+                jdbc.describe(), total, total == 1 ? "" : "s");
         out.flush();
 
         Closer closer = new Closer();
@@ -99,9 +98,13 @@ public final class UpCommand implements Callable<Integer> {
         LocalPlatform platform;
         PlatformDatabases dbs;
         try {
-            TestingServer zk = closer.add(startZooKeeper(zkPort));
-            dbs = closer.add(jdbc.open("lastunit_"));
-            LocalPlatform.Builder b = LocalPlatform.builder(dbs.forShards()).zookeeper(zk.getConnectString())
+            EmbeddedZooKeeper zk = closer.add(EmbeddedZooKeeper.start(zkPort, OwnedTempDirectory.stateDirectory(),
+                    line -> {
+                        out.println("lastunit up: " + line);
+                        out.flush();
+                    }));
+            dbs = closer.add(jdbc.open("lastunit_", out));
+            LocalPlatform.Builder b = LocalPlatform.builder(dbs.forShards()).zookeeper(zk.connectString())
                     .routerPort(routerPort).cell(Topology.SHARED_CELL, regionList, shards);
             if (dedicatedCell != null) {
                 b.cell(dedicatedCell, regionList, dedicatedShards());
@@ -139,6 +142,10 @@ public final class UpCommand implements Callable<Integer> {
         p.balancers().forEach(b -> out.println("  balancer    " + b.address() + "   bucket-balancer ("
                 + (b.isLeader() ? "leader" : "standby") + ")"));
         out.println("  postgresql  " + dbs.describe());
+        if (dbs.unsafeNoFsync()) {
+            out.println("  WARNING     --unsafe-no-fsync: PostgreSQL does not flush commits to disk; a crash of this"
+                    + " machine can lose confirmed reservations and sales.");
+        }
         out.println();
         Table t = new Table("cell", "region", "shard", "address");
         p.shards().values().stream().sorted(Comparator.comparing(ShardInfo::getCell)
@@ -160,7 +167,9 @@ public final class UpCommand implements Callable<Integer> {
                 + p.shards().values().iterator().next().getRegion() + "\"}' \\");
         out.println("    " + router + " lastunit.inventory.v1.InventoryService/CreateItem");
         out.println();
-        out.println("Ctrl-C stops everything" + (jdbc.embedded() ? "; the data goes with it." : "; the databases stay."));
+        out.println("Ctrl-C stops everything" + (jdbc.embedded()
+                ? "; the embedded PostgreSQL's data directory is temporary and is deleted with it."
+                : "; the databases stay."));
         out.flush();
     }
 
@@ -234,10 +243,6 @@ public final class UpCommand implements Callable<Integer> {
         }
         out.println("lastunit up: port " + ZOOKEEPER_PORT_DEFAULT + " is taken; ZooKeeper gets a free port (printed below)");
         return -1;
-    }
-
-    private static TestingServer startZooKeeper(int port) throws Exception {
-        return new TestingServer(new InstanceSpec(null, port, -1, -1, true, -1, -1, -1, Map.of(), "127.0.0.1"), true);
     }
 
     static boolean isFree(int port) {

@@ -4,6 +4,7 @@ import io.lastunit.api.topology.v1.ShardInfo;
 import io.lastunit.balancer.BalancerConfig;
 import io.lastunit.balancer.BalancerNode;
 import io.lastunit.balancer.transfer.TransferFaults;
+import io.lastunit.common.local.OwnedTempDirectory;
 import io.lastunit.common.topology.Curators;
 import io.lastunit.common.topology.TopologyStore;
 import io.lastunit.router.RouterNode;
@@ -13,6 +14,7 @@ import io.lastunit.shard.ShardNode;
 import io.micronaut.context.ApplicationContext;
 import java.io.IOException;
 import java.net.ServerSocket;
+import java.nio.file.Path;
 import java.sql.SQLException;
 import java.time.Duration;
 import java.time.InstantSource;
@@ -21,12 +23,15 @@ import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.function.Consumer;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.test.TestingServer;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * A whole lastunit platform in one process, wired exactly as separate processes would be: a
- * ZooKeeper server (in-process unless one is given), cells whose shard nodes each have their
+ * ZooKeeper server ({@link EmbeddedZooKeeper}, on 127.0.0.1, unless one is given), cells whose shard nodes each have their
  * own PostgreSQL database and gRPC port on 127.0.0.1, registered in ZooKeeper, one router, and
  * bucket-balancers (one by default: the leader; more are standbys).
  * Used by {@code ./lastunit up}, {@code ./lastunit demo} and the cluster tests. Shard nodes can be
@@ -34,6 +39,7 @@ import org.apache.curator.test.TestingServer;
  * thread; the services it starts are.
  */
 public final class LocalPlatform implements AutoCloseable {
+    private static final Logger log = LoggerFactory.getLogger(LocalPlatform.class);
 
     /** A cell to create: its name, regions, and shards per region. */
     public record CellSpec(String name, List<String> regions, int shardsPerRegion) {
@@ -57,9 +63,10 @@ public final class LocalPlatform implements AutoCloseable {
     private final Map<String, Object> routerOverrides;
     private final int balancerCount;
     private final java.util.function.Consumer<BalancerConfig.Builder> balancerSettings;
+    private final Consumer<String> leftovers;
     private final List<BalancerNode> balancers = new ArrayList<>();
 
-    private TestingServer zookeeperServer;
+    private EmbeddedZooKeeper zookeeperServer;
     private String zookeeper;
     private CuratorFramework admin;
     private final Map<String, ShardInfo> shards = new LinkedHashMap<>();
@@ -78,6 +85,7 @@ public final class LocalPlatform implements AutoCloseable {
         this.routerOverrides = Map.copyOf(b.routerOverrides);
         this.balancerCount = b.balancers;
         this.balancerSettings = b.balancerSettings;
+        this.leftovers = b.leftovers;
     }
 
     public static Builder builder(ShardDatabases databases) {
@@ -96,6 +104,7 @@ public final class LocalPlatform implements AutoCloseable {
         private final Map<String, Object> routerOverrides = new HashMap<>();
         private int balancers = 1;
         private java.util.function.Consumer<BalancerConfig.Builder> balancerSettings = b -> { };
+        private Consumer<String> leftovers = line -> log.warn("{}", line);
 
         private Builder(ShardDatabases databases) {
             this.databases = databases;
@@ -144,6 +153,15 @@ public final class LocalPlatform implements AutoCloseable {
             return this;
         }
 
+        /**
+         * Where to say what the start of the in-process ZooKeeper cleaned up after a killed platform
+         * (default: a WARN log line).
+         */
+        public Builder leftovers(Consumer<String> report) {
+            this.leftovers = report;
+            return this;
+        }
+
         /** A {@code lastunit.router.*} setting for the router. */
         public Builder routerSetting(String key, Object value) {
             routerOverrides.put(key, value);
@@ -167,9 +185,8 @@ public final class LocalPlatform implements AutoCloseable {
 
     private void startAll() throws Exception {
         if (zookeeperGiven == null) {
-            zookeeperServer = new TestingServer(new org.apache.curator.test.InstanceSpec(null, -1, -1, -1, true, -1,
-                    -1, -1, Map.of(), "127.0.0.1"), true);
-            zookeeper = zookeeperServer.getConnectString();
+            zookeeperServer = EmbeddedZooKeeper.start(-1, OwnedTempDirectory.stateDirectory(), leftovers);
+            zookeeper = zookeeperServer.connectString();
         } else {
             zookeeper = zookeeperGiven;
         }
@@ -323,7 +340,12 @@ public final class LocalPlatform implements AutoCloseable {
 
     /** The ZooKeeper server, when the platform started its own (null otherwise). */
     public TestingServer zookeeperServer() {
-        return zookeeperServer;
+        return zookeeperServer == null ? null : zookeeperServer.server();
+    }
+
+    /** Where the platform's own ZooKeeper keeps its files, deleted on close (null when it was given one). */
+    public Path zookeeperDirectory() {
+        return zookeeperServer == null ? null : zookeeperServer.directory();
     }
 
     public Map<String, ShardInfo> shards() {
@@ -353,8 +375,8 @@ public final class LocalPlatform implements AutoCloseable {
         if (zookeeperServer != null) {
             try {
                 zookeeperServer.close();
-            } catch (IOException ignored) {
-                // the server's port and files go with the process
+            } catch (IOException e) {
+                log.warn("could not delete the ZooKeeper files {}: {}", zookeeperServer.directory(), e.toString());
             }
         }
     }

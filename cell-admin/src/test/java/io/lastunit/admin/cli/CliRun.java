@@ -4,7 +4,7 @@ import java.io.PrintWriter;
 import java.io.StringWriter;
 import picocli.CommandLine;
 
-/** Runs the CLI in process with captured output. Only for arguments that fail before any I/O. */
+/** Runs the CLI in process with captured output. */
 record CliRun(int exitCode, String out, String err) {
     static CliRun of(String... args) {
         CommandLine cl = LastunitCli.commandLine();

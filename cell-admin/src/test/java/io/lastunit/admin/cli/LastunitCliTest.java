@@ -2,6 +2,12 @@ package io.lastunit.admin.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
@@ -18,10 +24,46 @@ class LastunitCliTest {
     }
 
     @Test
-    void help_listsTheCommands_exit0() {
+    void help_listsEveryCommand_theLauncherDispatchedOnesToo_exit0() throws Exception {
         CliRun r = CliRun.of("--help");
         assertThat(r.exitCode()).isZero();
-        assertThat(r.out()).contains("up", "demo", "admin", "serve", "router", "Exit codes");
+        List<String> commands = new ArrayList<>(List.of("up", "demo", "admin"));
+        commands.addAll(launcherCommands());
+        assertThat(commands).contains("serve", "router", "balancer", "bench");
+        for (String c : commands) {
+            assertThat(r.out()).as(c).containsPattern("(?m)^ +" + c + " ");
+        }
+        assertThat(r.out()).contains("Exit codes", "130", "143", "docs/operations.md");
+    }
+
+    /** The commands the launcher script sends to another jar: its {@code case} arms. */
+    private static List<String> launcherCommands() throws Exception {
+        Path script = Path.of(System.getProperty("basedir", ".")).toAbsolutePath().getParent().resolve("lastunit");
+        List<String> arms = new ArrayList<>();
+        Matcher m = Pattern.compile("(?m)^  ([a-z]+)\\)$").matcher(Files.readString(script));
+        while (m.find()) {
+            arms.add(m.group(1));
+        }
+        return arms;
+    }
+
+    @ParameterizedTest
+    @CsvSource({"up,--unsafe-no-fsync", "demo,--unsafe-no-fsync", "admin,--zookeeper"})
+    void commandHelp_printsUsage_exit0_withoutStartingAnything(String command, String option) {
+        for (String flag : List.of("--help", "-h")) {
+            CliRun r = CliRun.of(command, flag);
+            assertThat(r.exitCode()).isZero();
+            assertThat(r.out()).startsWith("Usage: lastunit " + command).contains(option);
+            assertThat(r.err()).isEmpty();
+        }
+    }
+
+    @Test
+    void unsafeNoFsync_withAJdbcUrl_isRefused() {
+        assertUsageError(CliRun.of("up", "--unsafe-no-fsync", "--jdbc-url", "jdbc:postgresql://127.0.0.1:5432/postgres"),
+                "--unsafe-no-fsync is for the embedded PostgreSQL");
+        assertUsageError(CliRun.of("demo", "--unsafe-no-fsync", "--jdbc-url", "jdbc:postgresql://127.0.0.1:5432/postgres"),
+                "--unsafe-no-fsync is for the embedded PostgreSQL");
     }
 
     @Test

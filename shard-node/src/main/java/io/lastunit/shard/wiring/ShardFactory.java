@@ -15,8 +15,9 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Wires a shard node from configuration. The one place that knows Micronaut; the node and
- * everything in it are plain Java. With no JDBC URL configured, the node gets an embedded
- * PostgreSQL of its own (and says so), so it runs on a machine with nothing installed.
+ * everything in it are plain Java. With {@code embedded=true} (and no JDBC URL, which
+ * {@link ShardProperties#toConfig()} checks), the node gets an embedded PostgreSQL of its own and
+ * says so; it closes it when it stops.
  */
 @Factory
 public class ShardFactory {
@@ -29,21 +30,33 @@ public class ShardFactory {
 
     @Singleton
     @Bean(preDestroy = "close")
-    ShardNode shardNode(ShardConfig config) {
-        if (!config.jdbc().url().isBlank()) {
+    ShardNode shardNode(ShardConfig config, ShardProperties properties) {
+        if (!properties.isEmbedded()) {
             return new ShardNode(config, InstantSource.system(), null);
         }
-        log.warn("no lastunit.shard.jdbc-url configured: starting an embedded PostgreSQL (its data is lost on exit)");
+        log.warn("lastunit.shard.embedded=true: starting an embedded PostgreSQL (fsync on) in a temporary directory,"
+                + " deleted when the node stops: its data is lost then");
+        EmbeddedDatabase db = null;
         try {
-            EmbeddedDatabase db = EmbeddedDatabase.start();
+            db = EmbeddedDatabase.start(EmbeddedDatabase.Durability.FSYNC, line -> log.warn("{}", line));
             EmbeddedDatabase.Target t = db.createDatabase("lastunit_" + config.shardId().replaceAll("[^A-Za-z0-9]", "_"));
             ShardConfig embedded = config.withJdbc(new ShardConfig.Jdbc(t.url(), t.user(), t.password(),
                     config.jdbc().poolSize()));
             return new ShardNode(embedded, InstantSource.system(), db);
         } catch (IOException e) {
-            throw new UncheckedIOException("could not start the embedded PostgreSQL", e);
+            throw new UncheckedIOException("could not start the embedded PostgreSQL: " + e.getMessage(), e);
         } catch (SQLException e) {
-            throw new IllegalStateException("could not create the shard database in the embedded PostgreSQL", e);
+            closeQuietly(db, e);
+            throw new IllegalStateException("could not create the shard database in the embedded PostgreSQL: "
+                    + e.getMessage(), e);
+        }
+    }
+
+    private static void closeQuietly(EmbeddedDatabase db, Exception cause) {
+        try {
+            db.close();
+        } catch (IOException e) {
+            cause.addSuppressed(e);
         }
     }
 }

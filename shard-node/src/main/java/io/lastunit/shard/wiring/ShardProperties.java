@@ -24,6 +24,7 @@ public class ShardProperties {
     private int port = 7443;
     private List<String> regions = List.of("local");
     private String jdbcUrl = "";
+    private boolean embedded = false;
     private String jdbcUser = "lastunit";
     private String jdbcPassword = "lastunit";
     private int poolSize = 0;
@@ -66,7 +67,21 @@ public class ShardProperties {
     private long unitsPerBucket = LANES.unitsPerBucket();
     private int defaultBucketsMax = LANES.defaultBucketsMax();
 
+    /**
+     * The validated config. A node needs a database: a {@code jdbc-url}, or {@code embedded=true}
+     * for a throwaway PostgreSQL of its own; neither, or both, is refused here.
+     */
     public ShardConfig toConfig() {
+        if (jdbcUrl.isBlank() && !embedded) {
+            throw new IllegalArgumentException("invalid shard config: no database: set lastunit.shard.jdbc-url"
+                    + " (LASTUNIT_SHARD_JDBC_URL) to the shard's PostgreSQL, or lastunit.shard.embedded=true"
+                    + " (LASTUNIT_SHARD_EMBEDDED=true) for an embedded PostgreSQL whose data is deleted when the node stops");
+        }
+        if (!jdbcUrl.isBlank() && embedded) {
+            throw new IllegalArgumentException("invalid shard config: lastunit.shard.jdbc-url and"
+                    + " lastunit.shard.embedded=true are both set: give one (LASTUNIT_SHARD_JDBC_URL or"
+                    + " LASTUNIT_SHARD_EMBEDDED=true)");
+        }
         Limits limits = new Limits(tenantIdLengthMax, itemIdLengthMax, keyLengthMax, regionLengthMax,
                 reserveQuantityMax, itemTotalMax, perBuyerLimitMax, holdTtlMinMs, holdTtlMaxMs, holdTtlDefaultMs,
                 bucketCountMax, new LinkedHashSet<>(regions));
@@ -102,6 +117,8 @@ public class ShardProperties {
     public void setRegions(List<String> regions) { this.regions = regions; }
     public String getJdbcUrl() { return jdbcUrl; }
     public void setJdbcUrl(String jdbcUrl) { this.jdbcUrl = jdbcUrl; }
+    public boolean isEmbedded() { return embedded; }
+    public void setEmbedded(boolean embedded) { this.embedded = embedded; }
     public String getJdbcUser() { return jdbcUser; }
     public void setJdbcUser(String jdbcUser) { this.jdbcUser = jdbcUser; }
     public String getJdbcPassword() { return jdbcPassword; }
