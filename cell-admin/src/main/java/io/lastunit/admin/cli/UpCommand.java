@@ -161,11 +161,12 @@ public final class UpCommand implements Callable<Integer> {
             out.println("  " + admin + " tenants assign big-tenant " + dedicatedCell);
         }
         out.println("  " + admin + " tenants show some-tenant");
+        out.println("  grpcurl -plaintext " + router + " list   # the router serves reflection");
         out.println("  grpcurl -plaintext -H 'authorization: Bearer " + LocalPlatform.DEV_TOKEN + "' \\");
-        out.println("    -import-path proto/src/main/proto -proto lastunit/inventory/v1/inventory.proto \\");
         out.println("    -d '{\"tenant_id\":\"acme\",\"item_id\":\"sku-1\",\"total\":10,\"home_region\":\""
                 + p.shards().values().iterator().next().getRegion() + "\"}' \\");
         out.println("    " + router + " lastunit.inventory.v1.InventoryService/CreateItem");
+        out.println("  (a whole session, Reserve to Release: docs/local-platform.md, \"A first session, by hand\")");
         out.println();
         out.println("Ctrl-C stops everything" + (jdbc.embedded()
                 ? "; the embedded PostgreSQL's data directory is temporary and is deleted with it."
