@@ -153,7 +153,7 @@ class FlashSaleIT {
         }
         Set<String> holdIds = new HashSet<>();
         for (CompletableFuture<ReserveResponse> c : calls) {
-            ReserveResponse r = c.get(60, TimeUnit.SECONDS);
+            ReserveResponse r = c.get(TestTimeouts.scaled(Duration.ofSeconds(60)).toMillis(), TimeUnit.MILLISECONDS);
             assertThat(r.getOutcome()).isEqualTo(ReserveOutcome.RESERVED);
             holdIds.add(r.getHold().getHoldId());
         }
@@ -181,7 +181,7 @@ class FlashSaleIT {
         }
         List<String> holds = new ArrayList<>();
         for (CompletableFuture<ReserveResponse> p : placed) {
-            ReserveResponse r = p.get(60, TimeUnit.SECONDS);
+            ReserveResponse r = p.get(TestTimeouts.scaled(Duration.ofSeconds(60)).toMillis(), TimeUnit.MILLISECONDS);
             assertThat(r.getOutcome()).isEqualTo(ReserveOutcome.RESERVED);
             holds.add(r.getHold().getHoldId());
         }
@@ -230,7 +230,7 @@ class FlashSaleIT {
         }
         List<Hold> holds = new ArrayList<>();
         for (CompletableFuture<ReserveResponse> p : placed) {
-            holds.add(p.get(60, TimeUnit.SECONDS).getHold());
+            holds.add(p.get(TestTimeouts.scaled(Duration.ofSeconds(60)).toMillis(), TimeUnit.MILLISECONDS).getHold());
         }
         // Fire the confirms across the expiry instants of the holds, so some win and some lose.
         long firstExpiry = holds.stream().mapToLong(FlashSaleIT::expiryMillis).min().orElseThrow();
@@ -261,7 +261,8 @@ class FlashSaleIT {
                 Thread.sleep(window / 20);
             }
         }
-        CompletableFuture.allOf(confirms.toArray(CompletableFuture[]::new)).get(60, TimeUnit.SECONDS);
+        CompletableFuture.allOf(confirms.toArray(CompletableFuture[]::new))
+                .get(TestTimeouts.scaled(Duration.ofSeconds(60)).toMillis(), TimeUnit.MILLISECONDS);
         long confirmed = outcome.values().stream().filter("SOLD"::equals).count();
         long refused = outcome.values().stream().filter("EXPIRED"::equals).count();
         System.out.printf("FlashSaleIT: confirm vs expiry: %d sold, %d expired%n", confirmed, refused);
