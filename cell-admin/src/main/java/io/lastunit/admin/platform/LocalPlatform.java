@@ -6,6 +6,7 @@ import io.lastunit.balancer.BalancerNode;
 import io.lastunit.balancer.transfer.TransferFaults;
 import io.lastunit.common.topology.Curators;
 import io.lastunit.common.topology.TopologyStore;
+import io.lastunit.router.RouterConfig;
 import io.lastunit.router.RouterNode;
 import io.lastunit.router.auth.Authenticator;
 import io.lastunit.shard.ShardConfig;
@@ -21,6 +22,7 @@ import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.function.LongSupplier;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.test.TestingServer;
 
@@ -57,6 +59,7 @@ public final class LocalPlatform implements AutoCloseable {
     private final Map<String, Object> routerOverrides;
     private final int balancerCount;
     private final java.util.function.Consumer<BalancerConfig.Builder> balancerSettings;
+    private final LongSupplier routerClock;
     private final List<BalancerNode> balancers = new ArrayList<>();
 
     private TestingServer zookeeperServer;
@@ -78,6 +81,7 @@ public final class LocalPlatform implements AutoCloseable {
         this.routerOverrides = Map.copyOf(b.routerOverrides);
         this.balancerCount = b.balancers;
         this.balancerSettings = b.balancerSettings;
+        this.routerClock = b.routerClock;
     }
 
     public static Builder builder(ShardDatabases databases) {
@@ -96,6 +100,7 @@ public final class LocalPlatform implements AutoCloseable {
         private final Map<String, Object> routerOverrides = new HashMap<>();
         private int balancers = 1;
         private java.util.function.Consumer<BalancerConfig.Builder> balancerSettings = b -> { };
+        private LongSupplier routerClock;
 
         private Builder(ShardDatabases databases) {
             this.databases = databases;
@@ -141,6 +146,15 @@ public final class LocalPlatform implements AutoCloseable {
         /** Changes to every balancer's settings (after the platform's: port 0, this ZooKeeper). */
         public Builder balancerSettings(java.util.function.Consumer<BalancerConfig.Builder> change) {
             this.balancerSettings = change;
+            return this;
+        }
+
+        /**
+         * The router's nanosecond clock (its sold-out cache, buyer rate limiter and recent keys)
+         * instead of {@link System#nanoTime()}: tests pass one they advance by hand.
+         */
+        public Builder routerClock(LongSupplier nanoClock) {
+            this.routerClock = nanoClock;
             return this;
         }
 
@@ -306,7 +320,9 @@ public final class LocalPlatform implements AutoCloseable {
         props.put("lastunit.router.tokens", tokenGrants);
         props.putAll(routerOverrides);
         routerContext = ApplicationContext.run(props);
-        router = routerContext.getBean(RouterNode.class).start();
+        router = routerClock == null ? routerContext.getBean(RouterNode.class)
+                : new RouterNode(routerContext.getBean(RouterConfig.class), routerClock);
+        router.start();
     }
 
     public RouterNode router() {
@@ -341,6 +357,9 @@ public final class LocalPlatform implements AutoCloseable {
             b.close();
         }
         balancers.clear();
+        if (router != null) {
+            router.close(); // idempotent; a router built with a given clock is not the context's to close
+        }
         if (routerContext != null) {
             routerContext.close();
         }
