@@ -13,6 +13,8 @@ import io.lastunit.api.inventory.v1.ReserveOutcome;
 import io.lastunit.api.inventory.v1.ReserveRequest;
 import io.lastunit.shard.ShardConfig;
 import io.lastunit.testkit.PostgresFixture;
+import io.lastunit.testkit.TestTimeouts;
+import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
@@ -30,7 +32,7 @@ class PlatformSmokeIT {
             md.put(Metadata.Key.of("authorization", Metadata.ASCII_STRING_MARSHALLER), "Bearer " + LocalPlatform.DEV_TOKEN);
             ManagedChannel ch = NettyChannelBuilder.forAddress("127.0.0.1", p.routerPort()).usePlaintext().build();
             var stub = InventoryServiceGrpc.newBlockingStub(ch).withInterceptors(MetadataUtils.newAttachHeadersInterceptor(md))
-                    .withDeadlineAfter(10, TimeUnit.SECONDS);
+                    .withDeadlineAfter(TestTimeouts.scaled(Duration.ofSeconds(10)).toMillis(), TimeUnit.MILLISECONDS);
             stub.createItem(CreateItemRequest.newBuilder().setTenantId("t").setItemId("i").setTotal(1).setHomeRegion("local").build());
             var r = stub.reserve(ReserveRequest.newBuilder().setTenantId("t").setItemId("i").setQuantity(1)
                     .setIdempotencyKey("k").setBuyerId("b").setRegion("local").build());

@@ -146,7 +146,7 @@ final class ClusterClients implements AutoCloseable {
             throws InterruptedException {
         for (int attempt = 1; ; attempt++) {
             try {
-                admin.withDeadlineAfter(10, TimeUnit.SECONDS).createItem(r);
+                admin.withDeadlineAfter(callDeadlineMillis(), TimeUnit.MILLISECONDS).createItem(r);
                 return;
             } catch (RuntimeException e) {
                 Status.Code code = ClusterClients.code(e);
@@ -156,6 +156,11 @@ final class ClusterClients implements AutoCloseable {
                 Thread.sleep(100);
             }
         }
+    }
+
+    /** How long one call of a cluster test may take: 10 s, scaled for slow machines. */
+    static long callDeadlineMillis() {
+        return TestTimeouts.scaled(Duration.ofSeconds(10)).toMillis();
     }
 
     static void awaitUntil(BooleanSupplier condition, String what) throws InterruptedException {
@@ -183,7 +188,7 @@ final class ClusterClients implements AutoCloseable {
             ch.awaitTermination(5, TimeUnit.SECONDS);
         }
         channels.clear();
-        awaitNoBackendsOnShardDatabases(Duration.ofSeconds(20));
+        awaitNoBackendsOnShardDatabases(TestTimeouts.scaled(Duration.ofSeconds(20)));
     }
 
     private void awaitNoBackendsOnShardDatabases(Duration max) throws InterruptedException {
