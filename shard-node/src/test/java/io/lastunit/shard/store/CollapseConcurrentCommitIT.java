@@ -112,8 +112,10 @@ class CollapseConcurrentCommitIT {
             change(other, item, 3, bucket3[0], bucket3[1], bucket3[2]);
             CompletableFuture<LaneStore.BucketRow> collapsed = CompletableFuture.supplyAsync(() -> {
                 try (Connection c = ds.getConnection()) {
-                    // A lock timeout far longer than the test waits: the collapse must wait, not give up.
-                    LaneStore.BucketRow row = new ItemStore().collapseBuckets(c, TENANT, item, 30_000);
+                    // A lock timeout far longer than the test waits (its wait for the lock wait is 20 s,
+                    // scaled): the collapse must wait, not give up.
+                    LaneStore.BucketRow row = new ItemStore().collapseBuckets(c, TENANT, item,
+                            TestTimeouts.scaled(Duration.ofSeconds(60)).toMillis());
                     c.commit();
                     return row;
                 } catch (SQLException e) {
