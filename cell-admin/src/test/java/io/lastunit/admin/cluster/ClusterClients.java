@@ -141,16 +141,21 @@ final class ClusterClients implements AutoCloseable {
         return items;
     }
 
-    /** CreateItem through the router, again (it is idempotent) while a shard's topology lags the router's. */
+    /**
+     * CreateItem through the router, again (it is idempotent) while a shard's topology lags the
+     * router's, for at most 30 s (scaled) rather than a count of attempts, so a slow host gets as
+     * long as it needs to catch up.
+     */
     static void createItem(InventoryServiceGrpc.InventoryServiceBlockingStub admin, CreateItemRequest r)
             throws InterruptedException {
-        for (int attempt = 1; ; attempt++) {
+        long deadline = System.nanoTime() + TestTimeouts.scaled(Duration.ofSeconds(30)).toNanos();
+        while (true) {
             try {
                 admin.withDeadlineAfter(callDeadlineMillis(), TimeUnit.MILLISECONDS).createItem(r);
                 return;
             } catch (RuntimeException e) {
                 Status.Code code = ClusterClients.code(e);
-                if (attempt >= 50 || (code != Status.Code.ABORTED && code != Status.Code.UNAVAILABLE)) {
+                if (System.nanoTime() > deadline || (code != Status.Code.ABORTED && code != Status.Code.UNAVAILABLE)) {
                     throw e;
                 }
                 Thread.sleep(100);
