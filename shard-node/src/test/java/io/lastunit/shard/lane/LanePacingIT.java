@@ -141,6 +141,8 @@ class LanePacingIT {
                 assertThat(after.batches() - afterFirst.batches()).as("batches (queued in %d ms)", queuedMs)
                         .isEqualTo(1);
                 assertThat(after.paced() - afterFirst.paced()).as("paced batches").isEqualTo(1);
+                System.out.printf("LanePacingIT: one batch of 20 on try %d (queued in %d ms); set aside: %s%n",
+                        attempt, queuedMs, tries);
                 return;
             }
         }
@@ -209,6 +211,8 @@ class LanePacingIT {
                 assertThat(after.batches() - before.batches()).as("batches (answered in %d ms)", answeredMs)
                         .isEqualTo(1);
                 assertThat(after.paced() - before.paced()).as("paced batches").isEqualTo(1);
+                System.out.printf("LanePacingIT: woken at pace-below on try %d (answered in %d ms); set aside: %s%n",
+                        attempt, answeredMs, tries);
                 return;
             }
         }
