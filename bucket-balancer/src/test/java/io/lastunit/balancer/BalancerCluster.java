@@ -72,7 +72,7 @@ final class BalancerCluster implements AutoCloseable {
                 Map.of("clientPortAddress", "127.0.0.1"), "127.0.0.1"), true);
         admin = Curators.newClient(zookeeper.getConnectString(), Duration.ofSeconds(10));
         admin.start();
-        if (!admin.blockUntilConnected(30, TimeUnit.SECONDS)) {
+        if (!admin.blockUntilConnected((int) scaled(Duration.ofSeconds(30)).toMillis(), TimeUnit.MILLISECONDS)) {
             throw new IllegalStateException("no ZooKeeper at " + zookeeper.getConnectString());
         }
         List<ShardInfo> shards = new ArrayList<>();
@@ -88,7 +88,7 @@ final class BalancerCluster implements AutoCloseable {
             startShard(s, jdbcUrls.get(s.getRegion()));
         }
         topology = new TopologyCache(admin, TopologyStore.ROOT_DEFAULT, Duration.ofSeconds(10), InstantSource.system());
-        topology.start(Duration.ofSeconds(30));
+        topology.start(scaled(Duration.ofSeconds(30)));
         return this;
     }
 
@@ -123,11 +123,15 @@ final class BalancerCluster implements AutoCloseable {
         }
     }
 
-    /** The settings balancer tests start from: fast intervals, a free port, a short session. */
+    /**
+     * The settings balancer tests start from: fast intervals, a free port, and the longest session
+     * the test server grants (20 ticks of 500 ms), so a stalled host does not expire a leader's
+     * session behind a test's back; the fault tests end sessions on purpose.
+     */
     BalancerConfig config(Consumer<BalancerConfig.Builder> change) {
         return BalancerConfig.defaults(zookeeper.getConnectString()).with(b -> {
             b.port = 0;
-            b.zookeeperSessionTimeout = Duration.ofSeconds(5);
+            b.zookeeperSessionTimeout = Duration.ofSeconds(10);
             b.interval = Duration.ofMillis(200);
             b.invariantInterval = Duration.ofMillis(500);
             b.recoveryInterval = Duration.ofSeconds(2);
@@ -186,17 +190,17 @@ final class BalancerCluster implements AutoCloseable {
 
     ShardServiceGrpc.ShardServiceBlockingStub shardApi(String region) {
         return ShardServiceGrpc.newBlockingStub(channel(shard(region).getAddress()))
-                .withDeadlineAfter(30, TimeUnit.SECONDS);
+                .withDeadlineAfter(callDeadlineMillis(), TimeUnit.MILLISECONDS);
     }
 
     InventoryServiceGrpc.InventoryServiceBlockingStub inventory(String region) {
         return InventoryServiceGrpc.newBlockingStub(channel(shard(region).getAddress()))
-                .withDeadlineAfter(30, TimeUnit.SECONDS);
+                .withDeadlineAfter(callDeadlineMillis(), TimeUnit.MILLISECONDS);
     }
 
     BalancerServiceGrpc.BalancerServiceBlockingStub balancerApi(BalancerNode node) {
         return BalancerServiceGrpc.newBlockingStub(channel("127.0.0.1:" + node.port()))
-                .withDeadlineAfter(30, TimeUnit.SECONDS);
+                .withDeadlineAfter(callDeadlineMillis(), TimeUnit.MILLISECONDS);
     }
 
     /** Creates a multi-region item the way a router does: CreateItem with the quotas at each region's shard. */
@@ -254,11 +258,16 @@ final class BalancerCluster implements AutoCloseable {
 
     /** The cross-shard invariant over every item of the cell, as {@code admin check} would run it. */
     CrossShardReport check() throws InterruptedException {
-        return new CrossShardChecker(this::channel, Duration.ofSeconds(10)).check(topology());
+        return new CrossShardChecker(this::channel, scaled(Duration.ofSeconds(10))).check(topology());
     }
 
     static Duration scaled(Duration d) {
         return TestTimeouts.scaled(d);
+    }
+
+    /** How long one call of a balancer test may take: 30 s, scaled for slow machines. */
+    static long callDeadlineMillis() {
+        return scaled(Duration.ofSeconds(30)).toMillis();
     }
 
     @Override

@@ -103,8 +103,9 @@ class BalancerFailoverFaultIT {
         quotas.put("us", 0L);
         quotas.put("ap", 300L);
         cluster.createItem("acme", item, quotas);
-        // Its own loop would complete the PENDING record once it is a minute old: not within this test.
-        first = cluster.startBalancer(b -> b.recoveryInterval = java.time.Duration.ofMinutes(1), crash);
+        // Its own loop would complete the PENDING record once it is as old as the recovery interval:
+        // an hour, so never within this test, however slowly the host runs it.
+        first = cluster.startBalancer(b -> b.recoveryInterval = java.time.Duration.ofHours(1), crash);
         Awaits.until("first balancer leads", first::isLeader);
         second = cluster.startBalancer();
         assertThat(second.isLeader()).isFalse();

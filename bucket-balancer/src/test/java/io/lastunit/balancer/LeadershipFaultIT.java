@@ -130,7 +130,8 @@ class LeadershipFaultIT {
             }
         }, zk.getSessionId(), zk.getSessionPasswd());
         try {
-            assertThat(connected.await(10, TimeUnit.SECONDS)).as("second handle joined the session").isTrue();
+            assertThat(connected.await(BalancerCluster.scaled(Duration.ofSeconds(10)).toMillis(), TimeUnit.MILLISECONDS))
+                    .as("second handle joined the session").isTrue();
         } finally {
             twin.close();
         }

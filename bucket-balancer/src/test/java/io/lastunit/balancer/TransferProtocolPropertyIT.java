@@ -192,7 +192,7 @@ class TransferProtocolPropertyIT {
         String outcome;
         try (ShardChannels channels = new ShardChannels(null)) {
             TransferExecutor executor = new TransferExecutor(channels, script, metrics, STEP_ATTEMPTS,
-                    Duration.ofSeconds(10), Duration.ofMillis(1));
+                    BalancerCluster.scaled(Duration.ofSeconds(10)), Duration.ofMillis(1));
             MoveOrder order = new MoveOrder(key, cluster.shard(REGIONS.get(m.from())), cluster.shard(REGIONS.get(m.to())),
                     m.qty(), 0, false, TransferReason.REBALANCE);
             try {
@@ -247,9 +247,10 @@ class TransferProtocolPropertyIT {
         BalancerMetrics metrics = new BalancerMetrics();
         try (ShardChannels channels = new ShardChannels(null)) {
             TransferExecutor executor = new TransferExecutor(channels, TransferFaults.NONE, metrics, STEP_ATTEMPTS,
-                    Duration.ofSeconds(10), Duration.ofMillis(1));
-            TransferRecovery.Summary s = new TransferRecovery(channels, executor, Duration.ofSeconds(10),
-                    InstantSource.system()).completePending(Fence.NONE, cluster.topology(), Duration.ZERO);
+                    BalancerCluster.scaled(Duration.ofSeconds(10)), Duration.ofMillis(1));
+            TransferRecovery.Summary s = new TransferRecovery(channels, executor,
+                    BalancerCluster.scaled(Duration.ofSeconds(10)), InstantSource.system())
+                    .completePending(Fence.NONE, cluster.topology(), Duration.ZERO);
             assertThat(s.complete()).as("recovery %s", s).isTrue();
             assertThat(s.completed()).isEqualTo(s.found());
         }

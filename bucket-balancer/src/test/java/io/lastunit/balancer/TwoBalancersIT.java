@@ -189,7 +189,7 @@ class TwoBalancersIT {
 
     private static ServingStatus health(BalancerNode node) {
         return HealthGrpc.newBlockingStub(cluster.channel("127.0.0.1:" + node.port()))
-                .withDeadlineAfter(5, TimeUnit.SECONDS)
+                .withDeadlineAfter(BalancerCluster.callDeadlineMillis(), TimeUnit.MILLISECONDS)
                 .check(HealthCheckRequest.newBuilder().setService(BalancerServiceGrpc.SERVICE_NAME).build())
                 .getStatus();
     }

@@ -18,6 +18,8 @@ import io.lastunit.api.inventory.v1.ReserveResponse;
 import io.lastunit.common.HoldId;
 import io.lastunit.shard.ShardConfig;
 import io.lastunit.testkit.PostgresFixture;
+import io.lastunit.testkit.TestTimeouts;
+import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterAll;
@@ -54,7 +56,7 @@ class PlatformSmokeIT {
         Metadata md = new Metadata();
         md.put(Metadata.Key.of("authorization", Metadata.ASCII_STRING_MARSHALLER), "Bearer " + LocalPlatform.DEV_TOKEN);
         return InventoryServiceGrpc.newBlockingStub(channel).withInterceptors(MetadataUtils.newAttachHeadersInterceptor(md))
-                .withDeadlineAfter(10, TimeUnit.SECONDS);
+                .withDeadlineAfter(TestTimeouts.scaled(Duration.ofSeconds(10)).toMillis(), TimeUnit.MILLISECONDS);
     }
 
     @Test

@@ -17,6 +17,8 @@ import io.lastunit.api.inventory.v1.ReserveRequest;
 import io.lastunit.shard.ShardConfig;
 import io.lastunit.testkit.PostgresFixture;
 import io.lastunit.testkit.TestCertificates;
+import io.lastunit.testkit.TestTimeouts;
+import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
@@ -49,7 +51,7 @@ class TlsPlatformIT {
             try {
                 var stub = InventoryServiceGrpc.newBlockingStub(tls)
                         .withInterceptors(MetadataUtils.newAttachHeadersInterceptor(md))
-                        .withDeadlineAfter(10, TimeUnit.SECONDS);
+                        .withDeadlineAfter(TestTimeouts.scaled(Duration.ofSeconds(10)).toMillis(), TimeUnit.MILLISECONDS);
                 stub.createItem(CreateItemRequest.newBuilder().setTenantId("t").setItemId("i").setTotal(2)
                         .setHomeRegion("local").build());
                 var r = stub.reserve(ReserveRequest.newBuilder().setTenantId("t").setItemId("i").setQuantity(1)
@@ -58,7 +60,7 @@ class TlsPlatformIT {
 
                 var plainStub = InventoryServiceGrpc.newBlockingStub(plain)
                         .withInterceptors(MetadataUtils.newAttachHeadersInterceptor(md))
-                        .withDeadlineAfter(5, TimeUnit.SECONDS);
+                        .withDeadlineAfter(TestTimeouts.scaled(Duration.ofSeconds(5)).toMillis(), TimeUnit.MILLISECONDS);
                 assertThrows(StatusRuntimeException.class, () -> plainStub.reserve(ReserveRequest.newBuilder()
                         .setTenantId("t").setItemId("i").setQuantity(1).setIdempotencyKey("k2").setBuyerId("b2")
                         .setRegion("local").build()));

@@ -34,6 +34,7 @@ import java.util.Set;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
+import java.util.function.LongSupplier;
 import org.apache.curator.framework.CuratorFramework;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -50,6 +51,7 @@ public final class RouterNode implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(RouterNode.class);
 
     private final RouterConfig config;
+    private final LongSupplier nanoClock;
     private CuratorFramework curator;
     private TopologyCache topology;
     private ShardChannels channels;
@@ -63,7 +65,16 @@ public final class RouterNode implements AutoCloseable {
     private boolean closed;
 
     public RouterNode(RouterConfig config) {
+        this(config, System::nanoTime);
+    }
+
+    /**
+     * @param nanoClock what the sold-out cache, the buyer rate limiter and the recent keys read as
+     *                  {@link System#nanoTime()}; tests pass a clock they advance by hand
+     */
+    public RouterNode(RouterConfig config, LongSupplier nanoClock) {
         this.config = config;
+        this.nanoClock = nanoClock;
     }
 
     public synchronized RouterNode start() throws IOException, InterruptedException {
@@ -92,11 +103,11 @@ public final class RouterNode implements AutoCloseable {
         channels.onRemoved(batcher::forget);
         service = new RouterInventoryService(new RequestValidator(config.limits()), router, reserveFlow, batcher,
                 topology::current,
-                new SoldOutCache(config.soldOutTtl().toNanos(), config.soldOutEntriesMax(), System::nanoTime),
+                new SoldOutCache(config.soldOutTtl().toNanos(), config.soldOutEntriesMax(), nanoClock),
                 new BuyerRateLimiter(config.buyerRatePerSecond(), config.buyerBurst(), config.buyersTrackedMax(),
-                        System::nanoTime),
+                        nanoClock),
                 new InFlightLimiter(config.inFlightPerItemMax()),
-                new RecentKeys(Duration.ofMinutes(10).toNanos(), config.recentKeysMax(), System::nanoTime));
+                new RecentKeys(Duration.ofMinutes(10).toNanos(), config.recentKeysMax(), nanoClock));
         health = new HealthStatusManager();
         NettyServerBuilder b = NettyServerBuilder.forAddress(new InetSocketAddress(config.host(), config.port()))
                 .directExecutor()

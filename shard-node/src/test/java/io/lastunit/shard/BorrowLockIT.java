@@ -11,11 +11,13 @@ import io.lastunit.api.inventory.v1.ReserveRequest;
 import io.lastunit.api.inventory.v1.ReserveResponse;
 import io.lastunit.shard.lane.LaneEngine;
 import io.lastunit.testkit.PostgresFixture;
+import io.lastunit.testkit.TestTimeouts;
 import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.EnumMap;
@@ -66,7 +68,8 @@ class BorrowLockIT {
     private static ReserveResponse reserveRetrying(ShardNodeHarness shard, ReserveRequest r) throws InterruptedException {
         for (int attempt = 0; ; attempt++) {
             try {
-                return shard.blocking().withDeadlineAfter(120, TimeUnit.SECONDS).reserve(r);
+                return shard.blocking().withDeadlineAfter(TestTimeouts.scaled(Duration.ofSeconds(120)).toMillis(),
+                        TimeUnit.MILLISECONDS).reserve(r);
             } catch (StatusRuntimeException e) {
                 Status.Code code = e.getStatus().getCode();
                 if ((code != Status.Code.UNAVAILABLE && code != Status.Code.RESOURCE_EXHAUSTED) || attempt >= 50) {
@@ -107,7 +110,8 @@ class BorrowLockIT {
                     calls.add(pool.submit(() -> reserveRetrying(shard, r)));
                 }
                 for (int n = 0; n < calls.size(); n++) {
-                    ReserveResponse r = calls.get(n).get(180, TimeUnit.SECONDS);
+                    ReserveResponse r = calls.get(n).get(TestTimeouts.scaled(Duration.ofSeconds(180)).toMillis(),
+                            TimeUnit.MILLISECONDS);
                     outcomes.merge(r.getOutcome(), 1, Integer::sum);
                     if (r.getOutcome() == ReserveOutcome.RESERVED) {
                         int item = Integer.parseInt(requests.get(n).getItemId().substring("part-".length()));
@@ -139,7 +143,8 @@ class BorrowLockIT {
         try (Connection c = DriverManager.getConnection(PG.jdbcUrl(), PG.user(), PG.password());
                 PreparedStatement ps = c.prepareStatement("SELECT count(*) FROM pg_stat_activity"
                         + " WHERE datname = current_database() AND pid <> pg_backend_pid()")) {
-            for (int i = 0; i < 300; i++) {
+            long deadline = System.nanoTime() + TestTimeouts.scaled(Duration.ofSeconds(30)).toNanos();
+            while (System.nanoTime() < deadline) {
                 try (ResultSet rs = ps.executeQuery()) {
                     rs.next();
                     if (rs.getLong(1) == 0) {

@@ -45,6 +45,8 @@ class DuplicateTransitionsIT {
 
     private static final String TENANT = "dup";
     private static final int QTY = 2;
+    /** How long one call may take: a minute, scaled for slow machines. */
+    private static final long CALL_MS = TestTimeouts.scaled(Duration.ofSeconds(60)).toMillis();
     private static ShardNodeHarness shard;
     private static int items;
 
@@ -117,19 +119,19 @@ class DuplicateTransitionsIT {
     }
 
     private static ListenableFuture<Hold> confirm(Hold h, String orderRef) {
-        return com.google.common.util.concurrent.Futures.transform(shard.async().withDeadlineAfter(60, TimeUnit.SECONDS)
+        return com.google.common.util.concurrent.Futures.transform(shard.async().withDeadlineAfter(CALL_MS, TimeUnit.MILLISECONDS)
                         .confirm(ConfirmRequest.newBuilder().setHoldId(h.getHoldId()).setOrderRef(orderRef).build()),
                 r -> r.getHold(), com.google.common.util.concurrent.MoreExecutors.directExecutor());
     }
 
     private static ListenableFuture<Hold> release(Hold h) {
-        return com.google.common.util.concurrent.Futures.transform(shard.async().withDeadlineAfter(60, TimeUnit.SECONDS)
+        return com.google.common.util.concurrent.Futures.transform(shard.async().withDeadlineAfter(CALL_MS, TimeUnit.MILLISECONDS)
                         .release(ReleaseRequest.newBuilder().setHoldId(h.getHoldId()).build()),
                 r -> r.getHold(), com.google.common.util.concurrent.MoreExecutors.directExecutor());
     }
 
     private static ListenableFuture<Hold> extend(Hold h) {
-        return com.google.common.util.concurrent.Futures.transform(shard.async().withDeadlineAfter(60, TimeUnit.SECONDS)
+        return com.google.common.util.concurrent.Futures.transform(shard.async().withDeadlineAfter(CALL_MS, TimeUnit.MILLISECONDS)
                         .extend(ExtendRequest.newBuilder().setHoldId(h.getHoldId()).build()),
                 r -> r.getHold(), com.google.common.util.concurrent.MoreExecutors.directExecutor());
     }

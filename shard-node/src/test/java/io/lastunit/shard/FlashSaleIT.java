@@ -6,7 +6,6 @@ import com.google.common.util.concurrent.ListenableFuture;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
 import io.lastunit.api.inventory.v1.ConfirmRequest;
-import io.lastunit.api.inventory.v1.CreateItemRequest;
 import io.lastunit.api.inventory.v1.GetHoldRequest;
 import io.lastunit.api.inventory.v1.GetStockRequest;
 import io.lastunit.api.inventory.v1.Hold;
@@ -17,14 +16,21 @@ import io.lastunit.api.inventory.v1.ReserveRequest;
 import io.lastunit.api.inventory.v1.ReserveResponse;
 import io.lastunit.api.inventory.v1.Stock;
 import io.lastunit.common.GrpcErrors;
+import io.lastunit.common.HoldId;
 import io.lastunit.testkit.PostgresFixture;
 import io.lastunit.testkit.TestTimeouts;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
@@ -153,7 +159,7 @@ class FlashSaleIT {
         }
         Set<String> holdIds = new HashSet<>();
         for (CompletableFuture<ReserveResponse> c : calls) {
-            ReserveResponse r = c.get(60, TimeUnit.SECONDS);
+            ReserveResponse r = c.get(TestTimeouts.scaled(Duration.ofSeconds(60)).toMillis(), TimeUnit.MILLISECONDS);
             assertThat(r.getOutcome()).isEqualTo(ReserveOutcome.RESERVED);
             holdIds.add(r.getHold().getHoldId());
         }
@@ -181,7 +187,7 @@ class FlashSaleIT {
         }
         List<String> holds = new ArrayList<>();
         for (CompletableFuture<ReserveResponse> p : placed) {
-            ReserveResponse r = p.get(60, TimeUnit.SECONDS);
+            ReserveResponse r = p.get(TestTimeouts.scaled(Duration.ofSeconds(60)).toMillis(), TimeUnit.MILLISECONDS);
             assertThat(r.getOutcome()).isEqualTo(ReserveOutcome.RESERVED);
             holds.add(r.getHold().getHoldId());
         }
@@ -215,14 +221,48 @@ class FlashSaleIT {
         assertThat(shard.checkInvariants().getDriftsList()).isEmpty();
     }
 
-    private static long expiryMillis(Hold h) {
-        return h.getExpiresAt().getSeconds() * 1000 + h.getExpiresAt().getNanos() / 1_000_000;
+    /**
+     * Moves the expiries of {@code holds} (database clock) to {@code fromMs} after the database's
+     * now, then one every {@code stepMs}, in list order; returns each new expiry, epoch millis, by
+     * hold id.
+     */
+    private static Map<String, Long> spreadExpiries(List<Hold> holds, double fromMs, double stepMs)
+            throws SQLException {
+        Map<UUID, String> byUuid = new HashMap<>();
+        UUID[] ids = new UUID[holds.size()];
+        for (int i = 0; i < ids.length; i++) {
+            ids[i] = HoldId.decode(holds.get(i).getHoldId(), "hold_id").uuid();
+            byUuid.put(ids[i], holds.get(i).getHoldId());
+        }
+        Map<String, Long> expiry = new HashMap<>();
+        try (Connection c = shard.node().dataSource().getConnection();
+             PreparedStatement ps = c.prepareStatement("""
+                     UPDATE holds h SET expires_at = now() + (?::float8 + (o.n - 1) * ?::float8) * interval '1 millisecond'
+                       FROM unnest(?::uuid[]) WITH ORDINALITY AS o(id, n)
+                      WHERE h.hold_id = o.id AND h.state = 'HELD'
+                     RETURNING h.hold_id, h.expires_at""")) {
+            ps.setDouble(1, fromMs);
+            ps.setDouble(2, stepMs);
+            ps.setArray(3, c.createArrayOf("uuid", ids));
+            try (ResultSet rs = ps.executeQuery()) {
+                while (rs.next()) {
+                    expiry.put(byUuid.get(rs.getObject(1, UUID.class)), rs.getTimestamp(2).getTime());
+                }
+            }
+            c.commit();
+        }
+        assertThat(expiry).as("holds whose expiry moved").hasSize(holds.size());
+        return expiry;
     }
 
     @Test
     void confirmRacingExpiry_endsEachHoldSoldOrExpiredExactlyOnce() throws Exception {
-        shard.blocking().createItem(CreateItemRequest.newBuilder().setTenantId("acme").setItemId("flash")
-                .setTotal(1_000).setHomeRegion("local").setHoldTtlMs(1_500).build());
+        // The holds live ten minutes while they are placed, however long that takes; then their
+        // expiries are moved (database clock) to spread over a second starting a second from now
+        // (scaled for slow machines), and the confirms are fired across them: the race is between the
+        // confirms and the expiry the sweeper (every 100 ms) and the lane carry out, not between the
+        // placing and a 1.5 s lifetime (on a busy host every hold had expired before the first confirm).
+        shard.createItem("acme", "flash", 1_000);
         AtomicInteger retries = new AtomicInteger();
         List<CompletableFuture<ReserveResponse>> placed = new ArrayList<>();
         for (int i = 0; i < 1_000; i++) {
@@ -230,13 +270,15 @@ class FlashSaleIT {
         }
         List<Hold> holds = new ArrayList<>();
         for (CompletableFuture<ReserveResponse> p : placed) {
-            holds.add(p.get(60, TimeUnit.SECONDS).getHold());
+            holds.add(p.get(TestTimeouts.scaled(Duration.ofSeconds(60)).toMillis(), TimeUnit.MILLISECONDS).getHold());
         }
         // Fire the confirms across the expiry instants of the holds, so some win and some lose.
-        long firstExpiry = holds.stream().mapToLong(FlashSaleIT::expiryMillis).min().orElseThrow();
-        long lastExpiry = holds.stream().mapToLong(FlashSaleIT::expiryMillis).max().orElseThrow();
-        long window = lastExpiry - firstExpiry + 600;
-        long fireAt = firstExpiry - 300;
+        long leadMs = TestTimeouts.scaled(Duration.ofSeconds(1)).toMillis();
+        Map<String, Long> expiry = spreadExpiries(holds, leadMs, (double) leadMs / holds.size());
+        long firstExpiry = expiry.values().stream().mapToLong(Long::longValue).min().orElseThrow();
+        long lastExpiry = expiry.values().stream().mapToLong(Long::longValue).max().orElseThrow();
+        long window = lastExpiry - firstExpiry + 2 * leadMs;
+        long fireAt = firstExpiry - leadMs;
         while (System.currentTimeMillis() < fireAt) {
             Thread.sleep(5);
         }
@@ -261,7 +303,8 @@ class FlashSaleIT {
                 Thread.sleep(window / 20);
             }
         }
-        CompletableFuture.allOf(confirms.toArray(CompletableFuture[]::new)).get(60, TimeUnit.SECONDS);
+        CompletableFuture.allOf(confirms.toArray(CompletableFuture[]::new))
+                .get(TestTimeouts.scaled(Duration.ofSeconds(60)).toMillis(), TimeUnit.MILLISECONDS);
         long confirmed = outcome.values().stream().filter("SOLD"::equals).count();
         long refused = outcome.values().stream().filter("EXPIRED"::equals).count();
         System.out.printf("FlashSaleIT: confirm vs expiry: %d sold, %d expired%n", confirmed, refused);

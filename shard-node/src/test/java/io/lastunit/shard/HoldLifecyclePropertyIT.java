@@ -368,7 +368,8 @@ class HoldLifecyclePropertyIT {
             assertThat(ps.executeUpdate()).as("rows of hold %s", h.id).isEqualTo(1);
             c.commit();
         }
-        int swept = node.engine().sweep(TENANT, m.item, 0).get(30, TimeUnit.SECONDS);
+        int swept = node.engine().sweep(TENANT, m.item, 0)
+                .get(ShardNodeHarness.deadlineMillis(), TimeUnit.MILLISECONDS);
         h.expiresAt = null; // moved by hand: no longer what the node answered
         String what = "#" + m.holds.indexOf(h);
         if (h.state == HoldState.HELD) {

@@ -14,7 +14,13 @@ import io.lastunit.api.inventory.v1.ReserveRequest;
 import io.lastunit.api.inventory.v1.ReserveResponse;
 import io.lastunit.api.inventory.v1.Stock;
 import io.lastunit.common.GrpcErrors;
+import io.lastunit.testkit.ManualClock;
 import io.lastunit.testkit.PostgresFixture;
+import io.lastunit.testkit.TestTimeouts;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.SQLException;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -27,6 +33,8 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 class LaneBehaviourIT {
     @RegisterExtension
     static final PostgresFixture PG = new PostgresFixture();
+
+    private static final Duration HOLD_TTL = Duration.ofMinutes(10);
 
     private static ReserveRequest reserve(String item, String key) {
         return ReserveRequest.newBuilder().setTenantId("acme").setItemId(item).setQuantity(1)
@@ -53,7 +61,8 @@ class LaneBehaviourIT {
                 calls.add(shard.async().reserve(reserve("gone", "late-" + i)));
             }
             for (ListenableFuture<ReserveResponse> c : calls) {
-                assertThat(c.get(30, TimeUnit.SECONDS).getOutcome()).isEqualTo(ReserveOutcome.SOLD_OUT);
+                assertThat(c.get(ShardNodeHarness.deadlineMillis(), TimeUnit.MILLISECONDS).getOutcome())
+                        .isEqualTo(ReserveOutcome.SOLD_OUT);
             }
             assertThat(shard.node().engine().stats().transactions()).isEqualTo(transactionsBefore);
             assertThat(shard.node().engine().stats().writeNanos()).isEqualTo(writeNanosBefore); // no commit, no write time
@@ -86,18 +95,25 @@ class LaneBehaviourIT {
 
     @Test
     void expiredHolds_areSweptByTheLane_beforeItAnswersSoldOut() throws Exception {
-        // The background sweeper is slowed to a minute: only the lane's own sweep can free the units.
+        // The background sweeper is slowed to an hour: only the lane's own sweep can free the units.
+        // No real time has to pass, so the host's speed cannot decide the outcome: the holds live ten
+        // minutes; the database is made the judge of their expiry by moving expires_at into the past;
+        // and the lanes run on the test's clock, which it moves past the earliest expiry the lane
+        // cached for the bucket, so that the lane's estimate of the database clock says "due".
+        ManualClock clock = new ManualClock();
         try (ShardNodeHarness shard = new ShardNodeHarness(PG, Map.of(
-                "lastunit.shard.hold-ttl-min-ms", 100,
-                "lastunit.shard.sweep-interval-ms", 60_000)).start()) {
+                "lastunit.shard.sweep-interval-ms", 3_600_000)).withClock(clock).start()) {
             shard.blocking().createItem(CreateItemRequest.newBuilder().setTenantId("acme").setItemId("brief")
-                    .setTotal(5).setHomeRegion("local").setHoldTtlMs(300).build());
+                    .setTotal(5).setHomeRegion("local").setHoldTtlMs(HOLD_TTL.toMillis()).build());
             for (int i = 0; i < 5; i++) {
                 assertThat(shard.blocking().reserve(reserve("brief", "a" + i)).getOutcome())
                         .isEqualTo(ReserveOutcome.RESERVED);
             }
             assertThat(shard.blocking().reserve(reserve("brief", "b0")).getOutcome()).isEqualTo(ReserveOutcome.SOLD_OUT);
-            Thread.sleep(500);
+            assertThat(expireInTheDatabase(shard, "brief")).as("held holds moved into the past").isEqualTo(5);
+            // The lane's estimate moves with this clock only: an hour past the TTL covers however long
+            // the reserves above took in real time.
+            clock.advance(HOLD_TTL.plus(Duration.ofHours(1)));
             for (int i = 1; i <= 5; i++) {
                 assertThat(shard.blocking().reserve(reserve("brief", "b" + i)).getOutcome())
                         .isEqualTo(ReserveOutcome.RESERVED);
@@ -106,6 +122,18 @@ class LaneBehaviourIT {
             assertThat(s.getHeld()).isEqualTo(5);
             assertThat(s.getAvailable()).isZero();
             assertThat(shard.checkInvariants().getDriftsList()).isEmpty();
+        }
+    }
+
+    /** Every HELD hold of the item expired a second ago by the database clock; returns how many were moved. */
+    private static int expireInTheDatabase(ShardNodeHarness shard, String item) throws SQLException {
+        try (Connection c = shard.node().dataSource().getConnection();
+             PreparedStatement ps = c.prepareStatement("UPDATE holds SET expires_at = now() - interval '1 second'"
+                     + " WHERE tenant_id = 'acme' AND item_id = ? AND state = 'HELD'")) {
+            ps.setString(1, item);
+            int moved = ps.executeUpdate();
+            c.commit();
+            return moved;
         }
     }
 
@@ -127,7 +155,8 @@ class LaneBehaviourIT {
             List<ReserveRequest> refused = new ArrayList<>();
             for (int i = 0; i < calls.size(); i++) {
                 try {
-                    ReserveResponse r = calls.get(i).get(60, TimeUnit.SECONDS);
+                    ReserveResponse r = calls.get(i).get(TestTimeouts.scaled(Duration.ofSeconds(60)).toMillis(),
+                            TimeUnit.MILLISECONDS);
                     if (r.getOutcome() == ReserveOutcome.RESERVED) {
                         reserved++;
                     }

@@ -144,7 +144,8 @@ class ReserveBatchIT {
             for (int i = 0; i < perBatch; i++) {
                 req.addRequests(reserve("batch-race", "race-" + b + "-" + i, 1));
             }
-            calls.add(async.withDeadlineAfter(60, TimeUnit.SECONDS).reserveBatch(req.build()));
+            calls.add(async.withDeadlineAfter(TestTimeouts.scaled(java.time.Duration.ofSeconds(60)).toMillis(),
+                    TimeUnit.MILLISECONDS).reserveBatch(req.build()));
         }
         int reserved = 0;
         int soldOut = 0;

@@ -90,8 +90,9 @@ class ShardNodeCrashFaultIT {
             assertThat(enoughAcked.await(TestTimeouts.scaled(Duration.ofSeconds(60)).toMillis(), TimeUnit.MILLISECONDS))
                     .as("500 holds acknowledged before the kill").isTrue();
             node.destroyForcibly(); // SIGKILL: no shutdown hook, no draining
-            node.waitFor(30, TimeUnit.SECONDS);
-            assertThat(allAnswered.await(60, TimeUnit.SECONDS)).isTrue();
+            node.waitFor(TestTimeouts.scaled(Duration.ofSeconds(30)).toMillis(), TimeUnit.MILLISECONDS);
+            assertThat(allAnswered.await(TestTimeouts.scaled(Duration.ofSeconds(60)).toMillis(), TimeUnit.MILLISECONDS))
+                    .as("every call answered or failed after the kill").isTrue();
         } finally {
             node.destroyForcibly();
             channel.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);

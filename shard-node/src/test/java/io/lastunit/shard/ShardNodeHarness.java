@@ -8,7 +8,10 @@ import io.lastunit.api.shard.v1.CheckInvariantsRequest;
 import io.lastunit.api.shard.v1.InvariantReport;
 import io.lastunit.api.shard.v1.ShardServiceGrpc;
 import io.lastunit.testkit.PostgresFixture;
+import io.lastunit.testkit.TestTimeouts;
 import io.micronaut.context.ApplicationContext;
+import java.time.Duration;
+import java.time.InstantSource;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
@@ -16,13 +19,19 @@ import java.util.concurrent.TimeUnit;
 /**
  * A real shard node for integration tests: wired by Micronaut exactly as in production, on the
  * test class's own PostgreSQL database, serving gRPC on a real socket (127.0.0.1, free port),
- * with a plaintext channel to it. Settings can be overridden per test. Not thread-safe to
- * start/stop concurrently; the stubs are. Public for the tests of the lane package.
+ * with a plaintext channel to it. Settings can be overridden per test, and the lanes' clock can be
+ * a test's own ({@link #withClock}). Calls through its stubs get a deadline of 30 s scaled by
+ * {@link TestTimeouts}. Not thread-safe to start/stop concurrently; the stubs are. Public for the
+ * tests of the lane package.
  */
 public final class ShardNodeHarness implements AutoCloseable {
+    private static final Duration CALL_DEADLINE = Duration.ofSeconds(30);
+
     private final PostgresFixture pg;
     private final String jdbcUrl;
     private final Map<String, Object> overrides;
+    /** The lanes' clock when a test gives one; null: the node's own (the system clock). */
+    private InstantSource clock;
     private ApplicationContext ctx;
     private ShardNode node;
     private ManagedChannel channel;
@@ -37,6 +46,21 @@ public final class ShardNodeHarness implements AutoCloseable {
         this.overrides = overrides;
     }
 
+    /**
+     * Runs the node's lanes on {@code clock} instead of the system clock (before {@link #start}):
+     * the lanes then estimate the database clock as {@code clock} plus the offset they measure at
+     * each bucket load, so a test that advances {@code clock} decides when the lanes see a hold as
+     * due, without waiting for real time to pass. The node is then built from the context's
+     * {@link ShardConfig} with this clock, as {@code ShardFactory} builds it with the system clock.
+     */
+    public ShardNodeHarness withClock(InstantSource clock) {
+        if (ctx != null) {
+            throw new IllegalStateException("the clock is set before start");
+        }
+        this.clock = clock;
+        return this;
+    }
+
     public ShardNodeHarness start() throws Exception {
         Map<String, Object> props = new HashMap<>();
         props.put("lastunit.shard.id", "test");
@@ -47,7 +71,8 @@ public final class ShardNodeHarness implements AutoCloseable {
         props.put("lastunit.shard.regions", "local,eu");
         props.putAll(overrides);
         ctx = ApplicationContext.run(props);
-        node = ctx.getBean(ShardNode.class).start();
+        node = clock == null ? ctx.getBean(ShardNode.class) : new ShardNode(ctx.getBean(ShardConfig.class), clock, null);
+        node.start();
         channel = NettyChannelBuilder.forAddress("127.0.0.1", node.port()).usePlaintext().build();
         return this;
     }
@@ -61,7 +86,7 @@ public final class ShardNodeHarness implements AutoCloseable {
     }
 
     public InventoryServiceGrpc.InventoryServiceBlockingStub blocking() {
-        return InventoryServiceGrpc.newBlockingStub(channel).withDeadlineAfter(30, TimeUnit.SECONDS);
+        return InventoryServiceGrpc.newBlockingStub(channel).withDeadlineAfter(deadlineMillis(), TimeUnit.MILLISECONDS);
     }
 
     public InventoryServiceGrpc.InventoryServiceFutureStub async() {
@@ -69,8 +94,13 @@ public final class ShardNodeHarness implements AutoCloseable {
     }
 
     public InvariantReport checkInvariants() {
-        return ShardServiceGrpc.newBlockingStub(channel).withDeadlineAfter(30, TimeUnit.SECONDS)
+        return ShardServiceGrpc.newBlockingStub(channel).withDeadlineAfter(deadlineMillis(), TimeUnit.MILLISECONDS)
                 .checkInvariants(CheckInvariantsRequest.getDefaultInstance());
+    }
+
+    /** How long a call through this harness may take: 30 s, scaled for slow machines. */
+    public static long deadlineMillis() {
+        return TestTimeouts.scaled(CALL_DEADLINE).toMillis();
     }
 
     public void createItem(String tenant, String item, long total) {
@@ -86,6 +116,9 @@ public final class ShardNodeHarness implements AutoCloseable {
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
             }
+        }
+        if (node != null && clock != null) {
+            node.close(); // built here, not by the context
         }
         if (ctx != null) {
             ctx.close();

@@ -31,7 +31,8 @@ class TlsIT {
             ManagedChannel tls = NettyChannelBuilder.forAddress("127.0.0.1", shard.node().port())
                     .sslContext(GrpcSslContexts.forClient().trustManager(certs.certificate()).build()).build();
             try {
-                var created = InventoryServiceGrpc.newBlockingStub(tls).withDeadlineAfter(10, TimeUnit.SECONDS)
+                var created = InventoryServiceGrpc.newBlockingStub(tls)
+                        .withDeadlineAfter(ShardNodeHarness.deadlineMillis(), TimeUnit.MILLISECONDS)
                         .createItem(CreateItemRequest.newBuilder().setTenantId("t").setItemId("secure").setTotal(3)
                                 .setHomeRegion("local").build());
                 assertThat(created.getStock().getTotal()).isEqualTo(3);
@@ -39,7 +40,7 @@ class TlsIT {
                 tls.shutdownNow();
             }
             StatusRuntimeException e = assertThrows(StatusRuntimeException.class, () -> shard.blocking()
-                    .withDeadlineAfter(5, TimeUnit.SECONDS)
+                    .withDeadlineAfter(ShardNodeHarness.deadlineMillis(), TimeUnit.MILLISECONDS)
                     .createItem(CreateItemRequest.newBuilder().setTenantId("t").setItemId("plain").setTotal(3)
                             .setHomeRegion("local").build()));
             assertThat(e.getStatus().getCode()).isIn(Status.Code.UNAVAILABLE, Status.Code.INTERNAL);

@@ -694,7 +694,7 @@ class ValidationIT {
     @Test
     void checkInvariants_refusesItemWithoutTenant_namingTenantId() {
         ShardServiceGrpc.ShardServiceBlockingStub shard = ShardServiceGrpc.newBlockingStub(harness.channel())
-                .withDeadlineAfter(30, TimeUnit.SECONDS);
+                .withDeadlineAfter(ShardNodeHarness.deadlineMillis(), TimeUnit.MILLISECONDS);
         assertInvalid(() -> shard.checkInvariants(CheckInvariantsRequest.newBuilder().setItemId(LEDGER).build()),
                 "tenant_id");
         assertInvalid(() -> shard.checkInvariants(CheckInvariantsRequest.newBuilder().setTenantId("a b").build()),

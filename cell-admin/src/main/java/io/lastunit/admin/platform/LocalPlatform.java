@@ -7,6 +7,7 @@ import io.lastunit.balancer.transfer.TransferFaults;
 import io.lastunit.common.local.OwnedTempDirectory;
 import io.lastunit.common.topology.Curators;
 import io.lastunit.common.topology.TopologyStore;
+import io.lastunit.router.RouterConfig;
 import io.lastunit.router.RouterNode;
 import io.lastunit.router.auth.Authenticator;
 import io.lastunit.shard.ShardConfig;
@@ -24,6 +25,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.function.Consumer;
+import java.util.function.LongSupplier;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.test.TestingServer;
 import org.slf4j.Logger;
@@ -64,6 +66,7 @@ public final class LocalPlatform implements AutoCloseable {
     private final int balancerCount;
     private final java.util.function.Consumer<BalancerConfig.Builder> balancerSettings;
     private final Consumer<String> leftovers;
+    private final LongSupplier routerClock;
     private final List<BalancerNode> balancers = new ArrayList<>();
 
     private EmbeddedZooKeeper zookeeperServer;
@@ -86,6 +89,7 @@ public final class LocalPlatform implements AutoCloseable {
         this.balancerCount = b.balancers;
         this.balancerSettings = b.balancerSettings;
         this.leftovers = b.leftovers;
+        this.routerClock = b.routerClock;
     }
 
     public static Builder builder(ShardDatabases databases) {
@@ -105,6 +109,7 @@ public final class LocalPlatform implements AutoCloseable {
         private int balancers = 1;
         private java.util.function.Consumer<BalancerConfig.Builder> balancerSettings = b -> { };
         private Consumer<String> leftovers = line -> log.warn("{}", line);
+        private LongSupplier routerClock;
 
         private Builder(ShardDatabases databases) {
             this.databases = databases;
@@ -159,6 +164,15 @@ public final class LocalPlatform implements AutoCloseable {
          */
         public Builder leftovers(Consumer<String> report) {
             this.leftovers = report;
+            return this;
+        }
+
+        /**
+         * The router's nanosecond clock (its sold-out cache, buyer rate limiter and recent keys)
+         * instead of {@link System#nanoTime()}: tests pass one they advance by hand.
+         */
+        public Builder routerClock(LongSupplier nanoClock) {
+            this.routerClock = nanoClock;
             return this;
         }
 
@@ -323,7 +337,9 @@ public final class LocalPlatform implements AutoCloseable {
         props.put("lastunit.router.tokens", tokenGrants);
         props.putAll(routerOverrides);
         routerContext = ApplicationContext.run(props);
-        router = routerContext.getBean(RouterNode.class).start();
+        router = routerClock == null ? routerContext.getBean(RouterNode.class)
+                : new RouterNode(routerContext.getBean(RouterConfig.class), routerClock);
+        router.start();
     }
 
     public RouterNode router() {
@@ -363,6 +379,9 @@ public final class LocalPlatform implements AutoCloseable {
             b.close();
         }
         balancers.clear();
+        if (router != null) {
+            router.close(); // idempotent; a router built with a given clock is not the context's to close
+        }
         if (routerContext != null) {
             routerContext.close();
         }

@@ -141,21 +141,31 @@ final class ClusterClients implements AutoCloseable {
         return items;
     }
 
-    /** CreateItem through the router, again (it is idempotent) while a shard's topology lags the router's. */
+    /**
+     * CreateItem through the router, again (it is idempotent) while a shard's topology lags the
+     * router's, for at most 30 s (scaled) rather than a count of attempts, so a slow host gets as
+     * long as it needs to catch up.
+     */
     static void createItem(InventoryServiceGrpc.InventoryServiceBlockingStub admin, CreateItemRequest r)
             throws InterruptedException {
-        for (int attempt = 1; ; attempt++) {
+        long deadline = System.nanoTime() + TestTimeouts.scaled(Duration.ofSeconds(30)).toNanos();
+        while (true) {
             try {
-                admin.withDeadlineAfter(10, TimeUnit.SECONDS).createItem(r);
+                admin.withDeadlineAfter(callDeadlineMillis(), TimeUnit.MILLISECONDS).createItem(r);
                 return;
             } catch (RuntimeException e) {
                 Status.Code code = ClusterClients.code(e);
-                if (attempt >= 50 || (code != Status.Code.ABORTED && code != Status.Code.UNAVAILABLE)) {
+                if (System.nanoTime() > deadline || (code != Status.Code.ABORTED && code != Status.Code.UNAVAILABLE)) {
                     throw e;
                 }
                 Thread.sleep(100);
             }
         }
+    }
+
+    /** How long one call of a cluster test may take: 10 s, scaled for slow machines. */
+    static long callDeadlineMillis() {
+        return TestTimeouts.scaled(Duration.ofSeconds(10)).toMillis();
     }
 
     static void awaitUntil(BooleanSupplier condition, String what) throws InterruptedException {
@@ -183,7 +193,7 @@ final class ClusterClients implements AutoCloseable {
             ch.awaitTermination(5, TimeUnit.SECONDS);
         }
         channels.clear();
-        awaitNoBackendsOnShardDatabases(Duration.ofSeconds(20));
+        awaitNoBackendsOnShardDatabases(TestTimeouts.scaled(Duration.ofSeconds(20)));
     }
 
     private void awaitNoBackendsOnShardDatabases(Duration max) throws InterruptedException {

@@ -92,7 +92,7 @@ class ClusterFlashSaleIT {
     void twentyThousandBuyers_buyExactlyEachItemsTotal_andWhaleStockStaysInItsCell() throws Exception {
         List<ReserveRequest> buyers = Sale.buyers(items, BUYERS, "flash");
         Sale sale = new Sale(ClusterClients.async(router, LocalPlatform.DEV_TOKEN), buyers, 512, 50,
-                Duration.ofMillis(200), Duration.ofSeconds(10), 0);
+                Duration.ofMillis(200), TestTimeouts.scaled(Duration.ofSeconds(10)), 0);
         long t0 = System.nanoTime();
         sale.start();
         try {
@@ -193,7 +193,8 @@ class ClusterFlashSaleIT {
         Map<String, Map<String, Long>> counted = new HashMap<>();
         for (String cell : List.of("shared", "big")) {
             for (ShardInfo s : topology.shards(cell)) {
-                var stub = clients.shardService(s).withDeadlineAfter(10, TimeUnit.SECONDS);
+                var stub = clients.shardService(s).withDeadlineAfter(ClusterClients.callDeadlineMillis(),
+                        TimeUnit.MILLISECONDS);
                 Map<String, Long> perTenant = new HashMap<>();
                 for (String tenant : TENANTS) {
                     perTenant.put(tenant, stub.countItems(CountItemsRequest.newBuilder().setTenantId(tenant).build())

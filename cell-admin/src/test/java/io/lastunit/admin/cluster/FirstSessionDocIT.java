@@ -136,7 +136,7 @@ class FirstSessionDocIT {
         Message.Builder request = prototype.newBuilderForType();
         JsonFormat.parser().merge(json, request);
         return (Message) ClientCalls.blockingUnaryCall(channel, md,
-                CallOptions.DEFAULT.withDeadlineAfter(30, TimeUnit.SECONDS), request.build());
+                CallOptions.DEFAULT.withDeadlineAfter(ClusterClients.callDeadlineMillis(), TimeUnit.MILLISECONDS), request.build());
     }
 
     /** {@code jq -r PATH} for the paths the page uses: {@code .a.b}. */

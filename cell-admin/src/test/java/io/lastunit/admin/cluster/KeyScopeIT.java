@@ -123,7 +123,7 @@ class KeyScopeIT {
 
     private static void assertEveryShardBalanced() {
         for (ShardInfo s : platform.shards().values()) {
-            assertThat(clients.shardService(s).withDeadlineAfter(30, TimeUnit.SECONDS)
+            assertThat(clients.shardService(s).withDeadlineAfter(ClusterClients.callDeadlineMillis(), TimeUnit.MILLISECONDS)
                     .checkInvariants(CheckInvariantsRequest.newBuilder().setTenantId(TENANT).build()).getDriftsList())
                     .as("shard %s", s.getShardId()).isEmpty();
         }
@@ -218,7 +218,7 @@ class KeyScopeIT {
     /** A Reserve through the router: its response, or the Throwable it failed with. */
     private static CompletableFuture<Object> call(ReserveRequest r) {
         CompletableFuture<Object> f = new CompletableFuture<>();
-        async.withDeadlineAfter(60, TimeUnit.SECONDS).reserve(r, new StreamObserver<>() {
+        async.withDeadlineAfter(ClusterClients.callDeadlineMillis(), TimeUnit.MILLISECONDS).reserve(r, new StreamObserver<>() {
             @Override
             public void onNext(ReserveResponse value) {
                 f.complete(value);

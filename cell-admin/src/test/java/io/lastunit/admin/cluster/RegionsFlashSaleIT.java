@@ -61,6 +61,8 @@ class RegionsFlashSaleIT {
     /** The balancer's collapse threshold for this item: max(collapse-min 64, 2 % of 10,000). */
     private static final long COLLAPSE_THRESHOLD = 200;
     private static final Sale.Item ITEM = new Sale.Item("acme", "drop", TOTAL);
+    /** A day, the longest hold TTL a shard allows. */
+    private static final long HOLD_TTL_MS = 86_400_000;
 
     private static ClusterClients clients;
     private static LocalPlatform platform;
@@ -72,6 +74,9 @@ class RegionsFlashSaleIT {
         clients = new ClusterClients(PG);
         platform = LocalPlatform.builder(clients.databases())
                 .cell("shared", REGIONS, 1)
+                // Holds that outlive the class however slowly it runs (the sale's wait scales to
+                // minutes): the later tests retry and release holds of the sale and need them HELD.
+                .shardSetting("lastunit.shard.hold-ttl-default-ms", HOLD_TTL_MS)
                 .balancerSettings(b -> {
                     b.interval = Duration.ofMillis(200);
                     b.invariantInterval = Duration.ofSeconds(1);
@@ -109,7 +114,7 @@ class RegionsFlashSaleIT {
         Map<String, ManagedChannel> byAddress = new ConcurrentHashMap<>();
         return new CrossShardChecker(address -> byAddress.computeIfAbsent(address, a -> clients.channel(
                 a.substring(0, a.lastIndexOf(':')), Integer.parseInt(a.substring(a.lastIndexOf(':') + 1)))),
-                Duration.ofSeconds(10));
+                TestTimeouts.scaled(Duration.ofSeconds(10)));
     }
 
     @Test
@@ -121,7 +126,7 @@ class RegionsFlashSaleIT {
                     .setIdempotencyKey("drop-k-" + i).setBuyerId("drop-b-" + i).setRegion(regionOf(i)).build());
         }
         Sale sale = new Sale(ClusterClients.async(router, LocalPlatform.DEV_TOKEN), requests, IN_FLIGHT, 30,
-                Duration.ofMillis(200), Duration.ofSeconds(10), 0).start();
+                Duration.ofMillis(200), TestTimeouts.scaled(Duration.ofSeconds(10)), 0).start();
 
         // Checkpoints while the sale runs: each shard's own ledger exactly, and the cross-shard
         // invariant exactly in every single check. The shards are read at different moments while
@@ -170,7 +175,7 @@ class RegionsFlashSaleIT {
         watcher.start();
         boolean finished = sale.await(TestTimeouts.scaled(Duration.ofMinutes(5)));
         watcher.interrupt();
-        watcher.join(30_000);
+        watcher.join(TestTimeouts.scaled(Duration.ofSeconds(30)).toMillis());
         if (!finished) {
             sale.stop();
         }

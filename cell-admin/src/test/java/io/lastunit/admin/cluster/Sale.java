@@ -37,7 +37,9 @@ import java.util.concurrent.atomic.AtomicInteger;
  * shard's database.
  *
  * <p>Retries wait in a delay queue without holding an in-flight permit, so buyers of an item whose
- * shard is down do not starve the rest of the sale. Thread-safe; one run per instance.
+ * shard is down do not starve the rest of the sale. A test can hold the buyers from given indexes
+ * back until it {@link #release}s them ({@link #holdAt}), so that stock is left for after a fault
+ * whatever the host's speed. Thread-safe; one run per instance.
  */
 final class Sale {
 
@@ -86,6 +88,9 @@ final class Sale {
     private final AtomicInteger reserved = new AtomicInteger();
     private final AtomicInteger inFlight = new AtomicInteger();
     private final CountDownLatch done;
+    /** Indexes of {@link #requests} whose buyers, and all after them, wait for a {@link #release}; ascending. */
+    private volatile int[] gates = new int[0];
+    private final AtomicInteger released = new AtomicInteger();
     private volatile boolean stopped;
     private Thread driver;
 
@@ -113,6 +118,35 @@ final class Sale {
                     .setIdempotencyKey(prefix + "-k-" + i).setBuyerId(prefix + "-b-" + i).setRegion("local").build());
         }
         return out;
+    }
+
+    /**
+     * Holds back the first attempts of the buyers from each of {@code indexes} on until the test
+     * calls {@link #release} once per index, in order (retries still go). A test that must see
+     * units sold after a fault keeps them this way: the buyers before the first index cannot buy
+     * more than they are, so the rest is sold only after the test released it, however fast or
+     * slowly the host ran the first part. Call before {@link #start}.
+     */
+    Sale holdAt(int... indexes) {
+        int[] sorted = indexes.clone();
+        java.util.Arrays.sort(sorted);
+        gates = sorted;
+        return this;
+    }
+
+    /** Lets the buyers up to the next index given to {@link #holdAt} (or all, after the last) go. */
+    void release() {
+        released.incrementAndGet();
+    }
+
+    private boolean heldBack(int index) {
+        int closed = 0;
+        for (int g : gates) {
+            if (g <= index) {
+                closed++;
+            }
+        }
+        return closed > released.get();
     }
 
     Sale start() {
@@ -159,12 +193,22 @@ final class Sale {
     private void drive() {
         long t0 = System.nanoTime();
         int next = 0;
+        boolean waited = false;
         try {
             while (!stopped && done.getCount() > 0) {
                 Pending p = retries.poll();
-                if (p == null && next < requests.size()
-                        && (freshPerSecond <= 0 || System.nanoTime() - t0 >= (long) (next * 1e9 / freshPerSecond))) {
-                    p = new Pending(requests.get(next++), 1, false, 0);
+                if (p == null && next < requests.size()) {
+                    if (heldBack(next)) {
+                        waited = true;
+                    } else {
+                        if (waited && freshPerSecond > 0) {
+                            t0 = System.nanoTime() - (long) (next * 1e9 / freshPerSecond); // paced from the release
+                        }
+                        waited = false;
+                        if (freshPerSecond <= 0 || System.nanoTime() - t0 >= (long) (next * 1e9 / freshPerSecond)) {
+                            p = new Pending(requests.get(next++), 1, false, 0);
+                        }
+                    }
                 }
                 if (p == null) {
                     p = retries.poll(2, TimeUnit.MILLISECONDS);
@@ -281,6 +325,7 @@ final class Sale {
             ends.merge(r.end(), 1, Integer::sum);
         }
         return "Sale{buyers=" + requests.size() + ", ended=" + ended() + ", " + ends + ", inFlight=" + inFlight.get()
-                + ", retriesWaiting=" + retries.size() + ", attempts=" + history.size() + "}";
+                + ", retriesWaiting=" + retries.size() + ", attempts=" + history.size() + ", gates=" + gates.length
+                + ", released=" + released.get() + "}";
     }
 }

@@ -89,7 +89,8 @@ class TenantIsolationIT {
 
     @BeforeEach
     void asTenantA() {
-        asA = ClusterClients.blocking(router, TOKEN_A).withDeadlineAfter(10, TimeUnit.SECONDS);
+        asA = ClusterClients.blocking(router, TOKEN_A).withDeadlineAfter(ClusterClients.callDeadlineMillis(),
+                TimeUnit.MILLISECONDS);
         shardCallsBefore = shardCalls();
     }
 
@@ -166,7 +167,7 @@ class TenantIsolationIT {
                 InventoryServiceGrpc.newBlockingStub(ch).withInterceptors(ClusterClients.header("Basic " + TOKEN_B)),
                 InventoryServiceGrpc.newBlockingStub(ch).withInterceptors(ClusterClients.header(TOKEN_B)));
         for (var caller : callers) {
-            var c = caller.withDeadlineAfter(10, TimeUnit.SECONDS);
+            var c = caller.withDeadlineAfter(ClusterClients.callDeadlineMillis(), TimeUnit.MILLISECONDS);
             assertRefused(Status.Code.UNAUTHENTICATED, "UNAUTHENTICATED", () -> c.reserve(steal));
             assertRefused(Status.Code.UNAUTHENTICATED, "UNAUTHENTICATED", () -> c.getStock(GetStockRequest
                     .newBuilder().setTenantId("tenant-b").setItemId("shoe").build()));

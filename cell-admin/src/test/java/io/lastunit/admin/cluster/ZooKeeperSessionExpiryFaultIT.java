@@ -43,6 +43,14 @@ class ZooKeeperSessionExpiryFaultIT {
     private static final long TOTAL_PER_ITEM = 100;
     private static final int BUYERS = 4_000;
     private static final double FRESH_PER_SECOND = 600;
+    /**
+     * Buyers from these indexes on wait: until the ZooKeeper restart begins, and until it is over.
+     * They go round-robin over the twelve items, so the first 960 ask 80 units of each (enough for
+     * the 65% the faults wait for), the next 120 ten more, and the rest is left for after the
+     * restart: units are sold while it restarts and after it is back however long the restart
+     * takes on this host.
+     */
+    private static final int[] HELD_FROM = {960, 1_080};
 
     @Test
     void sessionExpiries_andZooKeeperRestart_midSale_pauseTraffic_butNeverOversell() throws Exception {
@@ -65,8 +73,8 @@ class ZooKeeperSessionExpiryFaultIT {
             long shardSession = shardZk.getZookeeperClient().getZooKeeper().getSessionId();
 
             Sale sale = new Sale(ClusterClients.async(router, LocalPlatform.DEV_TOKEN),
-                    Sale.buyers(items, BUYERS, "zk"), 256, 400, Duration.ofMillis(250), Duration.ofSeconds(10),
-                    FRESH_PER_SECOND);
+                    Sale.buyers(items, BUYERS, "zk"), 256, 400, Duration.ofMillis(250),
+                    TestTimeouts.scaled(Duration.ofSeconds(10)), FRESH_PER_SECOND).holdAt(HELD_FROM);
             Map<String, Instant> faults = new LinkedHashMap<>();
             long t0 = System.nanoTime();
             sale.start();
@@ -87,8 +95,10 @@ class ZooKeeperSessionExpiryFaultIT {
                 ClusterClients.awaitUntil(() -> sale.reserved() >= total * 65 / 100, "65% reserved after "
                         + faults.keySet() + ": " + sale);
                 faults.put("zookeeper restarted", Instant.now());
+                sale.release();
                 platform.zookeeperServer().restart();
                 faults.put("zookeeper back", Instant.now());
+                sale.release();
                 assertThat(sale.await(TestTimeouts.scaled(Duration.ofSeconds(60)))).as("sale ended: %s", sale).isTrue();
             } finally {
                 sale.stop();
@@ -160,7 +170,8 @@ class ZooKeeperSessionExpiryFaultIT {
             }
         }, zk.getSessionId(), zk.getSessionPasswd());
         try {
-            assertThat(connected.await(10, TimeUnit.SECONDS)).as("second handle joined the session").isTrue();
+            assertThat(connected.await(TestTimeouts.scaled(Duration.ofSeconds(10)).toMillis(), TimeUnit.MILLISECONDS))
+                    .as("second handle joined the session").isTrue();
         } finally {
             twin.close();
         }

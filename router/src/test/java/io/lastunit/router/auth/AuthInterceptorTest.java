@@ -25,11 +25,13 @@ import io.lastunit.api.inventory.v1.InventoryServiceGrpc;
 import io.lastunit.api.inventory.v1.Stock;
 import io.lastunit.common.GrpcErrors;
 import io.lastunit.common.Reason;
+import io.lastunit.testkit.TestTimeouts;
 import java.io.ByteArrayInputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
 import java.util.List;
 import java.util.Set;
 import java.util.TreeSet;
@@ -138,15 +140,22 @@ class AuthInterceptorTest {
     void stop() throws InterruptedException {
         channel.shutdownNow();
         server.shutdownNow();
-        assertThat(channel.awaitTermination(5, TimeUnit.SECONDS)).isTrue();
-        assertThat(server.awaitTermination(5, TimeUnit.SECONDS)).isTrue();
+        assertThat(channel.awaitTermination(WAIT_MS, TimeUnit.MILLISECONDS)).isTrue();
+        assertThat(server.awaitTermination(WAIT_MS, TimeUnit.MILLISECONDS)).isTrue();
     }
 
-    static final CallOptions WITH_DEADLINE = CallOptions.DEFAULT.withDeadlineAfter(10, TimeUnit.SECONDS);
+    /** How long a call may take, in process: 10 s, scaled for slow machines. */
+    static final long WAIT_MS = TestTimeouts.scaled(Duration.ofSeconds(10)).toMillis();
+
+    /** A call's deadline counted from when the call is made (a constant would count from class loading). */
+    static CallOptions withDeadline() {
+        return CallOptions.DEFAULT.withDeadlineAfter(WAIT_MS, TimeUnit.MILLISECONDS);
+    }
 
     InventoryServiceGrpc.InventoryServiceBlockingStub stub(String authorization) {
         InventoryServiceGrpc.InventoryServiceBlockingStub s = InventoryServiceGrpc.newBlockingStub(channel)
-                .withDeadlineAfter(10, TimeUnit.SECONDS); // a call the interceptor forgets to close fails, not hangs
+                // a call the interceptor forgets to close fails, not hangs
+                .withDeadlineAfter(WAIT_MS, TimeUnit.MILLISECONDS);
         if (authorization == null) {
             return s;
         }
@@ -255,7 +264,7 @@ class AuthInterceptorTest {
 
     @Test
     void healthServiceIsOpenWithoutCredentials() {
-        String reply = ClientCalls.blockingUnaryCall(channel, HEALTH_CHECK, WITH_DEADLINE, "ping");
+        String reply = ClientCalls.blockingUnaryCall(channel, HEALTH_CHECK, withDeadline(), "ping");
 
         assertThat(reply).isEqualTo("ping/anonymous");
         assertThat(healthHandled).hasValue(1);
@@ -280,7 +289,7 @@ class AuthInterceptorTest {
                 .build().start();
         ManagedChannel ch = InProcessChannelBuilder.forName(name).directExecutor().build();
         try {
-            return ClientCalls.blockingUnaryCall(ch, method, WITH_DEADLINE, "ping");
+            return ClientCalls.blockingUnaryCall(ch, method, withDeadline(), "ping");
         } catch (StatusRuntimeException e) {
             return e.getStatus().getCode() + " " + GrpcErrors.errorInfo(e).map(ErrorInfo::getReason).orElse("");
         } finally {
@@ -307,7 +316,7 @@ class AuthInterceptorTest {
     @Test
     void aServiceNamedLikeHealthIsNotOpen() {
         StatusRuntimeException e = catchThrowableOfType(StatusRuntimeException.class,
-                () -> ClientCalls.blockingUnaryCall(channel, NOT_HEALTH, WITH_DEADLINE, "ping"));
+                () -> ClientCalls.blockingUnaryCall(channel, NOT_HEALTH, withDeadline(), "ping"));
 
         assertThat(e).isNotNull();
         assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.UNAUTHENTICATED);

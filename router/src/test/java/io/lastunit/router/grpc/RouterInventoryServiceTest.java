@@ -52,6 +52,7 @@ import io.lastunit.router.shed.BuyerRateLimiter;
 import io.lastunit.router.shed.InFlightLimiter;
 import io.lastunit.router.shed.RecentKeys;
 import io.lastunit.router.shed.SoldOutCache;
+import io.lastunit.testkit.TestTimeouts;
 import java.io.IOException;
 import java.time.Duration;
 import java.util.ArrayDeque;
@@ -96,7 +97,14 @@ class RouterInventoryServiceTest {
     final ScheduledExecutorService scheduler = Executors.newSingleThreadScheduledExecutor();
     /** The sold-out cache's clock: it stands still unless a test moves it. */
     final AtomicLong clock = new AtomicLong(System.nanoTime());
+    /**
+     * The buyer rate limiter's and recent keys' clock: it stands still, so a buyer's tokens refill
+     * only if a test says so, however long the host takes between two Reserves.
+     */
+    final AtomicLong limiterClock = new AtomicLong(System.nanoTime());
     static final long SOLD_OUT_TTL = TimeUnit.MINUTES.toNanos(1);
+    /** How long a test waits for an answer, in process: 10 s, scaled for slow machines. */
+    static final long WAIT_MS = TestTimeouts.scaled(Duration.ofSeconds(10)).toMillis();
     /** Each buyer's Reserves per second and burst; a test may lower them before {@link #start}. */
     double buyerRate = 1_000;
     int buyerBurst = 1_000;
@@ -203,8 +211,8 @@ class RouterInventoryServiceTest {
         closeLast.add(batcher);
         service = new RouterInventoryService(new RequestValidator(Limits.defaults(Set.of("eu", "us", "ap"))), router,
                 flow, batcher, () -> topology, new SoldOutCache(SOLD_OUT_TTL, 1_000, clock::get),
-                new BuyerRateLimiter(buyerRate, buyerBurst, 1_000, System::nanoTime), new InFlightLimiter(100),
-                new RecentKeys(TimeUnit.MINUTES.toNanos(10), 1_000, System::nanoTime));
+                new BuyerRateLimiter(buyerRate, buyerBurst, 1_000, limiterClock::get), new InFlightLimiter(100),
+                new RecentKeys(TimeUnit.MINUTES.toNanos(10), 1_000, limiterClock::get));
 
         String name = "router-" + suffix;
         Server server = InProcessServerBuilder.forName(name).directExecutor()
@@ -212,8 +220,9 @@ class RouterInventoryServiceTest {
         closeLast.add(server::shutdownNow);
         ManagedChannel channel = InProcessChannelBuilder.forName(name).directExecutor().build();
         closeLast.add(channel::shutdownNow);
-        client = InventoryServiceGrpc.newBlockingStub(channel).withDeadlineAfter(10, TimeUnit.SECONDS);
-        asyncClient = InventoryServiceGrpc.newFutureStub(channel).withDeadlineAfter(10, TimeUnit.SECONDS);
+        // One deadline for all of a test's calls (a stub's deadline is fixed when it is made).
+        client = InventoryServiceGrpc.newBlockingStub(channel).withDeadlineAfter(WAIT_MS, TimeUnit.MILLISECONDS);
+        asyncClient = InventoryServiceGrpc.newFutureStub(channel).withDeadlineAfter(WAIT_MS, TimeUnit.MILLISECONDS);
     }
 
     /** What AuthInterceptor does for an admin token, without tokens. */
@@ -460,7 +469,7 @@ class RouterInventoryServiceTest {
 
         clock.addAndGet(SOLD_OUT_TTL); // the entry expires
         var probe = asyncClient.reserve(reserve("k2"));
-        long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        long until = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(WAIT_MS);
         while (us.reserves.size() < 2 && System.nanoTime() < until) {
             Thread.sleep(1);
         }
@@ -470,7 +479,7 @@ class RouterInventoryServiceTest {
         assertThat(us.reserves).as("answered from the cache while the probe is out").hasSize(2);
 
         held.complete(DRY); // still dry, and the pull finds nothing anywhere: a final SOLD_OUT
-        assertThat(probe.get(10, TimeUnit.SECONDS)).isEqualTo(SOLD_OUT);
+        assertThat(probe.get(WAIT_MS, TimeUnit.MILLISECONDS)).isEqualTo(SOLD_OUT);
         assertThat(client.reserve(reserve("k5"))).isEqualTo(SOLD_OUT);
         assertThat(us.reserves).as("the probe's SOLD_OUT renewed the entry").hasSize(2);
         assertThat(pulls).hasSize(2);
@@ -497,7 +506,7 @@ class RouterInventoryServiceTest {
     @Test
     void reserve_aProbeRefusedBeforeItIsSent_clearsTheSoldOut_andTheNextReserveAsksTheShard() throws IOException {
         buyerRate = 1;
-        buyerBurst = 1; // buyer-1's second Reserve within a second is refused
+        buyerBurst = 1; // buyer-1's second Reserve is refused: the limiter's clock stands still
         us.reserveAnswers(DRY, SOLD_OUT);
         pullScript.add(moved(0));
         start();

@@ -25,6 +25,7 @@ import io.lastunit.api.shard.v1.ShardServiceGrpc;
 import io.lastunit.common.Failure;
 import io.lastunit.common.GrpcErrors;
 import io.lastunit.common.Reason;
+import io.lastunit.testkit.TestTimeouts;
 import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -46,7 +47,8 @@ import org.junit.jupiter.api.Test;
  * what waits in the router meanwhile (with one call in flight at most, that is the next batch).
  */
 class ReserveBatcherIT {
-    static final long WAIT_S = 30;
+    /** How long the test waits for an answer or a latch: 30 s, scaled for slow machines. */
+    static final long WAIT_MS = TestTimeouts.scaled(Duration.ofSeconds(30)).toMillis();
 
     final List<List<String>> batches = Collections.synchronizedList(new ArrayList<>());
     final List<String> unary = Collections.synchronizedList(new ArrayList<>());
@@ -68,7 +70,7 @@ class ReserveBatcherIT {
             if (calls.incrementAndGet() == 1 && holdFirstCall) {
                 firstCallArrived.countDown();
                 try {
-                    releaseFirstCall.await(WAIT_S, TimeUnit.SECONDS);
+                    releaseFirstCall.await(WAIT_MS, TimeUnit.MILLISECONDS);
                 } catch (InterruptedException e) {
                     Thread.currentThread().interrupt();
                 }
@@ -135,16 +137,16 @@ class ReserveBatcherIT {
     }
 
     ListenableFuture<ReserveResponse> send(String key) {
-        return batcher.reserve(channel, request(key), Deadline.after(WAIT_S, TimeUnit.SECONDS));
+        return batcher.reserve(channel, request(key), Deadline.after(WAIT_MS, TimeUnit.MILLISECONDS));
     }
 
     static ReserveResponse get(ListenableFuture<ReserveResponse> f) throws Exception {
-        return f.get(WAIT_S, TimeUnit.SECONDS);
+        return f.get(WAIT_MS, TimeUnit.MILLISECONDS);
     }
 
     static StatusRuntimeException failure(ListenableFuture<ReserveResponse> f) throws Exception {
         try {
-            f.get(WAIT_S, TimeUnit.SECONDS);
+            f.get(WAIT_MS, TimeUnit.MILLISECONDS);
         } catch (ExecutionException e) {
             assertThat(e.getCause()).isInstanceOf(StatusRuntimeException.class);
             return (StatusRuntimeException) e.getCause();
@@ -156,7 +158,7 @@ class ReserveBatcherIT {
     ListenableFuture<ReserveResponse> holdFirst() throws Exception {
         holdFirstCall = true;
         ListenableFuture<ReserveResponse> first = send("first");
-        assertThat(firstCallArrived.await(WAIT_S, TimeUnit.SECONDS)).isTrue();
+        assertThat(firstCallArrived.await(WAIT_MS, TimeUnit.MILLISECONDS)).isTrue();
         return first;
     }
 
@@ -355,7 +357,7 @@ class ReserveBatcherIT {
         // happened to send still carries other callers' Reserves.
         Context.CancellableContext caller = Context.current().withCancellation();
         ListenableFuture<ReserveResponse> first = caller.call(() -> send("first"));
-        assertThat(firstCallArrived.await(WAIT_S, TimeUnit.SECONDS)).isTrue();
+        assertThat(firstCallArrived.await(WAIT_MS, TimeUnit.MILLISECONDS)).isTrue();
         ListenableFuture<ReserveResponse> other = caller.call(() -> send("other"));
         caller.cancel(null);
         releaseFirstCall.countDown();

@@ -3,6 +3,8 @@ package io.lastunit.router.shed;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.lastunit.testkit.TestTimeouts;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -372,7 +374,7 @@ class BuyerRateLimiterTest {
             start.countDown();
             int sum = 0;
             for (Future<Integer> f : results) {
-                sum += f.get(30, TimeUnit.SECONDS);
+                sum += f.get(waitMillis(30), TimeUnit.MILLISECONDS);
             }
             return sum;
         } finally {
@@ -412,5 +414,10 @@ class BuyerRateLimiterTest {
 
         assertThat(granted).as("one second of refill per buyer").isEqualTo(64);
         assertThat(l.tracked()).isEqualTo(64);
+    }
+
+    /** A bound on how long a thread of this test may take: {@code seconds}, scaled for slow machines. */
+    private static long waitMillis(long seconds) {
+        return TestTimeouts.scaled(Duration.ofSeconds(seconds)).toMillis();
     }
 }

@@ -3,7 +3,9 @@ package io.lastunit.router.shed;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.lastunit.testkit.TestTimeouts;
 import java.lang.reflect.Field;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -152,11 +154,11 @@ class InFlightLimiterTest {
                     return ok;
                 }));
             }
-            assertThat(ready.await(10, TimeUnit.SECONDS)).isTrue();
+            assertThat(ready.await(waitMillis(10), TimeUnit.MILLISECONDS)).isTrue();
             go.countDown();
             int successes = 0;
             for (Future<Integer> f : results) {
-                successes += f.get(30, TimeUnit.SECONDS);
+                successes += f.get(waitMillis(30), TimeUnit.MILLISECONDS);
             }
 
             assertThat(successes).isEqualTo(max);
@@ -176,13 +178,13 @@ class InFlightLimiterTest {
             }
             go2.countDown();
             for (Future<?> f : releases) {
-                f.get(30, TimeUnit.SECONDS);
+                f.get(waitMillis(30), TimeUnit.MILLISECONDS);
             }
             assertThat(l.inFlight(ITEM)).isZero();
             assertThat(entries(l)).isEmpty();
         } finally {
             pool.shutdownNow();
-            assertThat(pool.awaitTermination(10, TimeUnit.SECONDS)).isTrue();
+            assertThat(pool.awaitTermination(waitMillis(10), TimeUnit.MILLISECONDS)).isTrue();
         }
     }
 
@@ -209,14 +211,14 @@ class InFlightLimiterTest {
                 go.countDown();
                 int successes = 0;
                 for (Future<Integer> f : results) {
-                    successes += f.get(30, TimeUnit.SECONDS);
+                    successes += f.get(waitMillis(30), TimeUnit.MILLISECONDS);
                 }
                 assertThat(successes).as("round %d", round).isEqualTo(max);
                 assertThat(l.inFlight(ITEM)).as("round %d", round).isEqualTo(max);
             }
         } finally {
             pool.shutdownNow();
-            assertThat(pool.awaitTermination(10, TimeUnit.SECONDS)).isTrue();
+            assertThat(pool.awaitTermination(waitMillis(10), TimeUnit.MILLISECONDS)).isTrue();
         }
     }
 
@@ -254,7 +256,7 @@ class InFlightLimiterTest {
             }
             go.countDown();
             for (Future<?> f : results) {
-                f.get(60, TimeUnit.SECONDS);
+                f.get(waitMillis(60), TimeUnit.MILLISECONDS);
             }
 
             assertThat(worst.get()).isBetween(1, max);
@@ -265,7 +267,12 @@ class InFlightLimiterTest {
             assertThat(entries(l)).isEmpty();
         } finally {
             pool.shutdownNow();
-            assertThat(pool.awaitTermination(10, TimeUnit.SECONDS)).isTrue();
+            assertThat(pool.awaitTermination(waitMillis(10), TimeUnit.MILLISECONDS)).isTrue();
         }
+    }
+
+    /** A bound on how long a thread of this test may take: {@code seconds}, scaled for slow machines. */
+    private static long waitMillis(long seconds) {
+        return TestTimeouts.scaled(Duration.ofSeconds(seconds)).toMillis();
     }
 }

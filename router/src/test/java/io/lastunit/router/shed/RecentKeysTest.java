@@ -3,6 +3,8 @@ package io.lastunit.router.shed;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.lastunit.testkit.TestTimeouts;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CountDownLatch;
@@ -168,7 +170,7 @@ class RecentKeysTest {
             }
             start.countDown();
             for (Future<?> f : done) {
-                f.get(30, TimeUnit.SECONDS);
+                f.get(waitMillis(30), TimeUnit.MILLISECONDS);
             }
         } finally {
             pool.shutdownNow();
@@ -200,5 +202,10 @@ class RecentKeysTest {
     void badSettings_areRefused() {
         assertThatThrownBy(() -> new RecentKeys(0, 1, now::get)).isInstanceOf(IllegalArgumentException.class);
         assertThatThrownBy(() -> new RecentKeys(1, 0, now::get)).isInstanceOf(IllegalArgumentException.class);
+    }
+
+    /** A bound on how long a thread of this test may take: {@code seconds}, scaled for slow machines. */
+    private static long waitMillis(long seconds) {
+        return TestTimeouts.scaled(Duration.ofSeconds(seconds)).toMillis();
     }
 }

@@ -8,10 +8,12 @@ import io.lastunit.api.inventory.v1.ReserveOutcome;
 import io.lastunit.api.inventory.v1.ReserveRequest;
 import io.lastunit.shard.ShardNodeHarness;
 import io.lastunit.testkit.PostgresFixture;
+import io.lastunit.testkit.TestTimeouts;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -45,6 +47,15 @@ class CollapseLockIT {
         }
     }
 
+    /**
+     * How long the test waits for a collapse: the lock wait it gives up is {@code
+     * COLLAPSE_LOCK_TIMEOUT_MILLIS}; without that timeout it would wait for the row forever, so any
+     * bound tells the two apart, and it scales for slow machines.
+     */
+    private static long waitMillis(long seconds) {
+        return TestTimeouts.scaled(Duration.ofSeconds(seconds)).toMillis();
+    }
+
     @Test
     void collapse_givesUpOnALockedSiblingRow_changesNothing_andCollapsesOnceTheRowIsFree() throws Exception {
         // The low-water mark (8) stays below the item's 40 units, so only the test collapses it.
@@ -64,7 +75,7 @@ class CollapseLockIT {
                 }
                 // Without the lock timeout this waits until the row is released, and the get times out.
                 ExecutionException gaveUp = catchThrowableOfType(ExecutionException.class,
-                        () -> engine.collapse("acme", "fold").get(10, TimeUnit.SECONDS));
+                        () -> engine.collapse("acme", "fold").get(waitMillis(10), TimeUnit.MILLISECONDS));
                 assertThat(gaveUp).isNotNull();
                 assertThat(gaveUp.getCause()).isInstanceOf(SQLException.class);
                 assertThat(((SQLException) gaveUp.getCause()).getSQLState()).isEqualTo("55P03");
@@ -78,7 +89,7 @@ class CollapseLockIT {
                 }
 
                 // The row is free: the next try collapses everything into bucket 0.
-                assertThat(engine.collapse("acme", "fold").get(30, TimeUnit.SECONDS)).isTrue();
+                assertThat(engine.collapse("acme", "fold").get(waitMillis(30), TimeUnit.MILLISECONDS)).isTrue();
                 List<long[]> collapsed = buckets(other);
                 assertThat(collapsed.get(0)).containsExactly(0, 40, 1);
                 for (int i = 1; i < 4; i++) {
@@ -135,7 +146,7 @@ class CollapseLockIT {
                     lock.executeQuery().close();
                 }
                 ExecutionException gaveUp = catchThrowableOfType(ExecutionException.class,
-                        () -> engine.collapse("acme", "keep").get(10, TimeUnit.SECONDS));
+                        () -> engine.collapse("acme", "keep").get(waitMillis(10), TimeUnit.MILLISECONDS));
                 assertThat(((SQLException) gaveUp.getCause()).getSQLState()).isEqualTo("55P03");
                 other.rollback();
             }

@@ -49,12 +49,13 @@ class KeyFingerprintCollisionIT {
             shard.createItem("acme", "clash", 50);
             List<ListenableFuture<ReserveResponse>> calls = new ArrayList<>();
             for (int i = 0; i < 80; i++) {
-                calls.add(shard.async().withDeadlineAfter(30, TimeUnit.SECONDS).reserve(reserve("k" + i, 1)));
+                calls.add(shard.async().withDeadlineAfter(ShardNodeHarness.deadlineMillis(), TimeUnit.MILLISECONDS)
+                        .reserve(reserve("k" + i, 1)));
             }
             Map<String, String> holds = new HashMap<>();
             int soldOut = 0;
             for (int i = 0; i < calls.size(); i++) {
-                ReserveResponse r = calls.get(i).get(30, TimeUnit.SECONDS);
+                ReserveResponse r = calls.get(i).get(ShardNodeHarness.deadlineMillis(), TimeUnit.MILLISECONDS);
                 if (r.getOutcome() == ReserveOutcome.RESERVED) {
                     holds.put("k" + i, r.getHold().getHoldId());
                 } else {

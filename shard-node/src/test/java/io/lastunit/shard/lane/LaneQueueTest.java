@@ -3,6 +3,8 @@ package io.lastunit.shard.lane;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.lastunit.api.inventory.v1.ReserveRequest;
+import io.lastunit.testkit.TestTimeouts;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
@@ -11,32 +13,53 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.locks.LockSupport;
 import org.junit.jupiter.api.Test;
 
+/**
+ * The lane's queue, without a lane. Waits that must not end by themselves are an hour long, so
+ * the bounded waits of the test ({@link #WAIT_MS}, scaled for slow machines) tell a wake-up from
+ * a timeout however slow the host is; a consumer is seen parked in the queue before the test
+ * offers, instead of being given a fixed time to get there.
+ */
 class LaneQueueTest {
+    /** Longer than any test: a wait of this length ends only by a wake-up. */
+    private static final long NEVER_NANOS = TimeUnit.HOURS.toNanos(1);
+    /** How long the test waits for a woken consumer. */
+    private static final long WAIT_MS = TestTimeouts.scaled(Duration.ofSeconds(10)).toMillis();
 
     private static Op.Reserve op(int i) {
         return new Op.Reserve(new BucketKey("t", "i", 0), ReserveRequest.newBuilder().setIdempotencyKey("k" + i).build(),
                 "fp", 0, null, new CompletableFuture<>());
     }
 
+    /** Waits (bounded) until {@code t} sleeps in {@code q}'s park, not merely on its way there. */
+    private static void awaitParked(Thread t, LaneQueue q) throws InterruptedException {
+        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(WAIT_MS);
+        while (LockSupport.getBlocker(t) != q || t.getState() != Thread.State.TIMED_WAITING) {
+            assertThat(System.nanoTime() - deadline).as("%s parked in the queue (state %s)", t.getName(), t.getState())
+                    .isNegative();
+            Thread.sleep(1);
+        }
+    }
+
     /**
-     * Starts a consumer that polls with a timeout of a minute, lets it park, offers op {@code i},
-     * and returns what the consumer took, waiting at most 10 s for it.
+     * Starts a consumer that polls with a timeout of an hour, waits until it is parked, offers op
+     * {@code i}, and returns what the consumer took, waiting at most {@link #WAIT_MS} for it.
      */
     private static Op offerToAParkedPoll(LaneQueue q, int i) throws Exception {
         CompletableFuture<Op> taken = new CompletableFuture<>();
         Thread consumer = new Thread(() -> {
             try {
-                taken.complete(q.poll(60, TimeUnit.SECONDS));
+                taken.complete(q.poll(NEVER_NANOS, TimeUnit.NANOSECONDS));
             } catch (InterruptedException e) {
                 taken.completeExceptionally(e);
             }
         });
         consumer.start();
-        Thread.sleep(100); // let it park
+        awaitParked(consumer, q);
         q.offer(op(i));
-        Op op = taken.get(10, TimeUnit.SECONDS);
+        Op op = taken.get(WAIT_MS, TimeUnit.MILLISECONDS);
         consumer.join();
         return op;
     }
@@ -115,7 +138,7 @@ class LaneQueueTest {
     @Test
     void aSleepingConsumer_isWokenByAnOffer_longBeforeItsTimeout() throws Exception {
         LaneQueue q = new LaneQueue(10);
-        // Without the wake-up the consumer would sleep its 60 s and this would time out.
+        // Without the wake-up the consumer would sleep its hour and this would time out.
         assertThat(offerToAParkedPoll(q, 1)).isNotNull();
     }
 
@@ -124,18 +147,20 @@ class LaneQueueTest {
         LaneQueue q = new LaneQueue(10);
         CompletableFuture<Integer> woke = new CompletableFuture<>();
         Thread consumer = new Thread(() -> {
-            q.awaitSize(3, TimeUnit.SECONDS.toNanos(60));
+            q.awaitSize(3, NEVER_NANOS);
             woke.complete(q.size());
         });
         consumer.start();
-        Thread.sleep(100); // let it park
+        awaitParked(consumer, q);
         q.offer(op(1));
         q.offer(op(2));
+        // Two of three: still waiting, its deadline an hour away. A wrong wake-up would show within
+        // these 200 ms on most hosts; a right one never fails this, however slow the host.
         Thread.sleep(200);
-        assertThat(woke).isNotDone(); // two of three: still waiting, its deadline a minute away
+        assertThat(woke).isNotDone();
         q.offer(op(3));
-        // Woken by the third offer; without the wake-up it would sleep its 60 s and this would time out.
-        assertThat(woke.get(10, TimeUnit.SECONDS)).isEqualTo(3);
+        // Woken by the third offer; without the wake-up it would sleep its hour and this would time out.
+        assertThat(woke.get(WAIT_MS, TimeUnit.MILLISECONDS)).isEqualTo(3);
         consumer.join();
     }
 
@@ -149,8 +174,8 @@ class LaneQueueTest {
 
         q.offer(op(1));
         q.offer(op(2));
-        CompletableFuture<Void> returned = CompletableFuture.runAsync(() -> q.awaitSize(2, TimeUnit.SECONDS.toNanos(60)));
-        returned.get(10, TimeUnit.SECONDS); // two queued already: no wait for the minute
+        CompletableFuture<Void> returned = CompletableFuture.runAsync(() -> q.awaitSize(2, NEVER_NANOS));
+        returned.get(WAIT_MS, TimeUnit.MILLISECONDS); // two queued already: no wait for the hour
 
         // After an awaitSize, a plain poll is woken by a single offer again.
         List<Op> got = new ArrayList<>();

@@ -13,10 +13,12 @@ import io.lastunit.common.GrpcErrors;
 import io.lastunit.common.Reason;
 import io.lastunit.shard.ShardNodeHarness;
 import io.lastunit.testkit.PostgresFixture;
+import io.lastunit.testkit.TestTimeouts;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -110,7 +112,8 @@ class OneStatementBatchIT {
             int reserved = 0;
             int soldOut = 0;
             for (ListenableFuture<ReserveResponse> c : calls) {
-                ReserveOutcome o = c.get(60, TimeUnit.SECONDS).getOutcome();
+                ReserveOutcome o = c.get(TestTimeouts.scaled(Duration.ofSeconds(60)).toMillis(), TimeUnit.MILLISECONDS)
+                        .getOutcome();
                 if (o == ReserveOutcome.RESERVED) {
                     reserved++;
                 } else if (o == ReserveOutcome.SOLD_OUT) {

@@ -5,10 +5,12 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.lastunit.api.inventory.v1.CreateItemRequest;
 import io.lastunit.shard.ShardNodeHarness;
 import io.lastunit.testkit.PostgresFixture;
+import io.lastunit.testkit.TestTimeouts;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -161,7 +163,7 @@ class BorrowIntoIT {
                             int to = random.nextInt(4);
                             int from = (to + 1 + random.nextInt(3)) % 4;
                             try (Connection c = ds.getConnection()) {
-                                LaneStore.boundLockWaits(c, 5_000);
+                                LaneStore.boundLockWaits(c, TestTimeouts.scaled(Duration.ofSeconds(5)).toMillis());
                                 LaneStore.Borrowed b = store.borrowInto(c, TENANT, item, to, from, 1 + random.nextInt(20),
                                         Long.MAX_VALUE, () -> 0);
                                 Thread.sleep(1);
@@ -177,7 +179,7 @@ class BorrowIntoIT {
                     }));
                 }
                 for (Future<?> w : workers) {
-                    w.get(120, TimeUnit.SECONDS);
+                    w.get(TestTimeouts.scaled(Duration.ofSeconds(120)).toMillis(), TimeUnit.MILLISECONDS);
                 }
             } finally {
                 pool.shutdownNow();

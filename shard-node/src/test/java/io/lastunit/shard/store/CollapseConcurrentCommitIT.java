@@ -5,10 +5,12 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.lastunit.api.inventory.v1.CreateItemRequest;
 import io.lastunit.shard.ShardNodeHarness;
 import io.lastunit.testkit.PostgresFixture;
+import io.lastunit.testkit.TestTimeouts;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -73,7 +75,7 @@ class CollapseConcurrentCommitIT {
 
     /** Waits until some backend of this database waits for a row lock. */
     private static void awaitLockWait(DataSource ds) throws Exception {
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+        long deadline = System.nanoTime() + TestTimeouts.scaled(Duration.ofSeconds(20)).toNanos();
         try (Connection c = ds.getConnection();
              PreparedStatement ps = c.prepareStatement("SELECT count(*) FROM pg_stat_activity"
                      + " WHERE wait_event_type = 'Lock' AND datname = current_database()")) {
@@ -110,8 +112,10 @@ class CollapseConcurrentCommitIT {
             change(other, item, 3, bucket3[0], bucket3[1], bucket3[2]);
             CompletableFuture<LaneStore.BucketRow> collapsed = CompletableFuture.supplyAsync(() -> {
                 try (Connection c = ds.getConnection()) {
-                    // A lock timeout far longer than the test waits: the collapse must wait, not give up.
-                    LaneStore.BucketRow row = new ItemStore().collapseBuckets(c, TENANT, item, 30_000);
+                    // A lock timeout far longer than the test waits (its wait for the lock wait is 20 s,
+                    // scaled): the collapse must wait, not give up.
+                    LaneStore.BucketRow row = new ItemStore().collapseBuckets(c, TENANT, item,
+                            TestTimeouts.scaled(Duration.ofSeconds(60)).toMillis());
                     c.commit();
                     return row;
                 } catch (SQLException e) {
@@ -120,7 +124,8 @@ class CollapseConcurrentCommitIT {
             });
             awaitLockWait(ds);
             other.commit();
-            LaneStore.BucketRow zero = collapsed.get(30, TimeUnit.SECONDS);
+            LaneStore.BucketRow zero = collapsed.get(TestTimeouts.scaled(Duration.ofSeconds(30)).toMillis(),
+                    TimeUnit.MILLISECONDS);
             assertThat(zero).isNotNull();
             List<long[]> after = buckets(ds, item);
             assertThat(new long[] {zero.allotment(), zero.available(), zero.held(), zero.sold()})
