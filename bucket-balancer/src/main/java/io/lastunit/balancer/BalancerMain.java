@@ -5,7 +5,6 @@ import io.lastunit.common.cli.ServiceCommandLine;
 import io.micronaut.context.ApplicationContext;
 import java.io.PrintStream;
 import java.util.List;
-import java.util.concurrent.CountDownLatch;
 
 /**
  * Runs a bucket-balancer until Ctrl-C or SIGTERM. Settings: {@code lastunit.balancer.*} in
@@ -29,34 +28,16 @@ public final class BalancerMain {
     }
 
     static int run(List<String> args, PrintStream out, PrintStream err) throws InterruptedException {
-        int early = COMMAND_LINE.parse(args, out, err);
-        if (early != ServiceCommandLine.START) {
-            return early;
-        }
-        ApplicationContext ctx = null;
-        BalancerNode node;
-        try {
-            ctx = ApplicationContext.run();
-            node = ctx.getBean(BalancerNode.class).start();
-        } catch (Exception e) {
-            if (e instanceof InterruptedException) {
-                Thread.currentThread().interrupt();
-            }
-            if (ctx != null) {
+        return COMMAND_LINE.run(args, out, err, () -> {
+            ApplicationContext ctx = ApplicationContext.run();
+            try {
+                BalancerNode node = ctx.getBean(BalancerNode.class).start();
+                return new ServiceCommandLine.Started(ctx, "lastunit bucket-balancer " + node.address() + " joined the election at "
+                    + node.config().zookeeper() + node.config().namespace() + "/balancer/leader");
+            } catch (Exception | Error e) {
                 ctx.close();
+                throw e;
             }
-            return COMMAND_LINE.startFailed(e, err);
-        }
-        CountDownLatch stopped = new CountDownLatch(1);
-        ApplicationContext running = ctx;
-        Runtime.getRuntime().addShutdownHook(new Thread(() -> {
-            running.close();
-            stopped.countDown();
-        }, "shutdown"));
-        out.println("lastunit bucket-balancer " + node.address() + " joined the election at "
-                + node.config().zookeeper() + node.config().namespace() + "/balancer/leader (Ctrl-C stops it)");
-        out.flush();
-        stopped.await();
-        return ServiceCommandLine.OK;
+        });
     }
 }

@@ -5,7 +5,6 @@ import io.lastunit.router.wiring.RouterProperties;
 import io.micronaut.context.ApplicationContext;
 import java.io.PrintStream;
 import java.util.List;
-import java.util.concurrent.CountDownLatch;
 
 /**
  * Runs a router until Ctrl-C or SIGTERM. Settings: {@code lastunit.router.*} in application.yml,
@@ -29,34 +28,16 @@ public final class RouterMain {
     }
 
     static int run(List<String> args, PrintStream out, PrintStream err) throws InterruptedException {
-        int early = COMMAND_LINE.parse(args, out, err);
-        if (early != ServiceCommandLine.START) {
-            return early;
-        }
-        ApplicationContext ctx = null;
-        RouterNode node;
-        try {
-            ctx = ApplicationContext.run();
-            node = ctx.getBean(RouterNode.class).start();
-        } catch (Exception e) {
-            if (e instanceof InterruptedException) {
-                Thread.currentThread().interrupt();
-            }
-            if (ctx != null) {
+        return COMMAND_LINE.run(args, out, err, () -> {
+            ApplicationContext ctx = ApplicationContext.run();
+            try {
+                RouterNode node = ctx.getBean(RouterNode.class).start();
+                return new ServiceCommandLine.Started(ctx, "lastunit router " + node.config().routerId() + " listening on " + node.config().host() + ":"
+                    + node.port());
+            } catch (Exception | Error e) {
                 ctx.close();
+                throw e;
             }
-            return COMMAND_LINE.startFailed(e, err);
-        }
-        CountDownLatch stopped = new CountDownLatch(1);
-        ApplicationContext running = ctx;
-        Runtime.getRuntime().addShutdownHook(new Thread(() -> {
-            running.close();
-            stopped.countDown();
-        }, "shutdown"));
-        out.println("lastunit router " + node.config().routerId() + " listening on " + node.config().host() + ":"
-                + node.port() + " (Ctrl-C stops it)");
-        out.flush();
-        stopped.await();
-        return ServiceCommandLine.OK;
+        });
     }
 }

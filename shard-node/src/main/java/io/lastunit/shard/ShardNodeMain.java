@@ -5,7 +5,6 @@ import io.lastunit.shard.wiring.ShardProperties;
 import io.micronaut.context.ApplicationContext;
 import java.io.PrintStream;
 import java.util.List;
-import java.util.concurrent.CountDownLatch;
 
 /**
  * The shard node's one entry point: runs a node until Ctrl-C or SIGTERM. The launcher calls it as
@@ -32,34 +31,16 @@ public final class ShardNodeMain {
 
     static int run(List<String> args, PrintStream out, PrintStream err) throws InterruptedException {
         List<String> rest = !args.isEmpty() && args.get(0).equals("serve") ? args.subList(1, args.size()) : args;
-        int early = COMMAND_LINE.parse(rest, out, err);
-        if (early != ServiceCommandLine.START) {
-            return early;
-        }
-        ApplicationContext ctx = null;
-        ShardNode node;
-        try {
-            ctx = ApplicationContext.run();
-            node = ctx.getBean(ShardNode.class).start();
-        } catch (Exception e) {
-            if (e instanceof InterruptedException) {
-                Thread.currentThread().interrupt();
-            }
-            if (ctx != null) {
+        return COMMAND_LINE.run(rest, out, err, () -> {
+            ApplicationContext ctx = ApplicationContext.run();
+            try {
+                ShardNode node = ctx.getBean(ShardNode.class).start();
+                return new ServiceCommandLine.Started(ctx, "lastunit shard " + node.config().shardId() + " listening on " + node.config().host() + ":"
+                    + node.port());
+            } catch (Exception | Error e) {
                 ctx.close();
+                throw e;
             }
-            return COMMAND_LINE.startFailed(e, err);
-        }
-        CountDownLatch stopped = new CountDownLatch(1);
-        ApplicationContext running = ctx;
-        Runtime.getRuntime().addShutdownHook(new Thread(() -> {
-            running.close();
-            stopped.countDown();
-        }, "shutdown"));
-        out.println("lastunit shard " + node.config().shardId() + " listening on " + node.config().host() + ":"
-                + node.port() + " (Ctrl-C stops it)");
-        out.flush();
-        stopped.await();
-        return ServiceCommandLine.OK;
+        });
     }
 }

@@ -74,6 +74,51 @@ public final class ServiceCommandLine {
         return USAGE;
     }
 
+    /** What a service's start returned: what stops it (its context, closed in reverse order) and the line to print. */
+    public record Started(AutoCloseable stop, String banner) {
+    }
+
+    /** Starts a service; it closes what it opened itself if it throws. */
+    @FunctionalInterface
+    public interface Start {
+        Started start() throws Exception;
+    }
+
+    /**
+     * A service's whole main: handles the arguments ({@link #parse}); starts the service; on a
+     * failed start prints one line ({@link #startFailed}); else prints its banner, stops it from a
+     * JVM shutdown hook (Ctrl-C, SIGTERM) and waits for that. Returns the exit code.
+     */
+    public int run(List<String> args, PrintStream out, PrintStream err, Start start) throws InterruptedException {
+        int early = parse(args, out, err);
+        if (early != START) {
+            return early;
+        }
+        Started started;
+        try {
+            started = start.start();
+        } catch (Exception e) {
+            if (e instanceof InterruptedException) {
+                Thread.currentThread().interrupt();
+            }
+            return startFailed(e, err);
+        }
+        java.util.concurrent.CountDownLatch stopped = new java.util.concurrent.CountDownLatch(1);
+        Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+            try {
+                started.stop().close();
+            } catch (Exception e) {
+                err.println("error: '" + command + "' did not stop cleanly: " + e);
+            } finally {
+                stopped.countDown();
+            }
+        }, "shutdown"));
+        out.println(started.banner() + " (Ctrl-C stops it)");
+        out.flush();
+        stopped.await();
+        return OK;
+    }
+
     /** The help text. */
     public String usage() {
         StringBuilder b = new StringBuilder();
