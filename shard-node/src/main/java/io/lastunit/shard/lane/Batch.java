@@ -6,6 +6,9 @@ import io.lastunit.api.inventory.v1.ReserveResponse;
 import io.lastunit.common.Failure;
 import io.lastunit.common.HoldId;
 import io.lastunit.common.Reason;
+import io.lastunit.shard.escrow.Borrower;
+import io.lastunit.shard.escrow.ItemLedger;
+import io.lastunit.shard.escrow.Promises;
 import io.lastunit.shard.store.HoldRow;
 import io.lastunit.shard.store.KeyRef;
 import io.lastunit.shard.store.LaneStore;
@@ -85,7 +88,7 @@ final class Batch {
     /** Claims of keys new here (ShardService.ClaimKey), to be recorded CLAIMED. */
     private final List<Op.Reserve> claims = new ArrayList<>();
     /** Reserves decided and SOLD_OUTs answered per item, added to the item's counters after the commit. */
-    private final Map<ItemRoute, long[]> demand = new java.util.IdentityHashMap<>();
+    private final Map<ItemLedger, long[]> demand = new java.util.IdentityHashMap<>();
 
     /** Never one statement: after a refusal, decide again with the separate statements. */
     private final boolean stepwise;
@@ -420,8 +423,8 @@ final class Batch {
                 lookups.add(r);
                 continue;
             }
-            ItemRoute route = lane.route(r.bucket());
-            int target = route == null ? r.bucket().bucketNo() : route.bucketFor(q.getIdempotencyKey());
+            ItemLedger ledger = lane.ledger(r.bucket());
+            int target = ledger == null ? r.bucket().bucketNo() : ledger.bucketFor(q.getIdempotencyKey());
             if (target != r.bucket().bucketNo()) {
                 reroutes.add(Map.entry(r, target));
                 continue;
@@ -440,26 +443,27 @@ final class Batch {
                 }
                 continue;
             }
-            if (route != null) {
-                demand.computeIfAbsent(route, x -> new long[2])[0]++;
+            if (ledger != null) {
+                demand.computeIfAbsent(ledger, x -> new long[2])[0]++;
             }
-            if (route != null && route.regionCollapsed && !route.isHome(q.getRegion())) {
+            if (ledger != null && ledger.regionCollapsed() && !ledger.isHome(q.getRegion())) {
                 forwards.add(r);
                 continue;
             }
             Delta d = delta(r.bucket());
-            long remaining = remaining(b, d, route);
-            if (remaining < q.getQuantity() && route != null && route.bucketCount > 1) {
-                int outcome = borrow(b, d, route, q.getQuantity() - remaining);
-                if (outcome == WAIT_FOR_SWEEP || outcome == CLOSED) {
+            long remaining = remaining(b, d, ledger);
+            if (remaining < q.getQuantity() && ledger != null && ledger.bucketCount > 1) {
+                Borrower.Outcome outcome = lane.borrower().borrow(ledger, b.key.bucketNo(),
+                        q.getQuantity() - remaining, borrowing(b.key, ledger));
+                if (outcome == Borrower.Outcome.WAIT_FOR_SWEEP || outcome == Borrower.Outcome.CLOSED) {
                     lane.carryOver(r);
                     continue;
                 }
-                remaining = remaining(b, d, route);
+                remaining = remaining(b, d, ledger);
             }
             if (remaining < q.getQuantity()) {
                 if (b.keysComplete()) {
-                    soldOut(r, route);
+                    soldOut(r, ledger);
                 } else {
                     maybeSoldOut.add(r);
                 }
@@ -475,8 +479,8 @@ final class Batch {
                 usageAdded.merge(uk, (long) q.getQuantity(), Long::sum);
             }
             d.taken += q.getQuantity();
-            if (route != null && route.bucketCount > 1) {
-                promises.want(route, r.bucket(), q.getQuantity());
+            if (ledger != null && ledger.bucketCount > 1) {
+                promises.want(ledger, r.bucket().bucketNo(), q.getQuantity());
             }
             accepted.add(r);
         }
@@ -516,10 +520,10 @@ final class Batch {
     /**
      * What the bucket has left for this batch: its cached units, less what other lanes' committed
      * borrows took after the cached row ({@link BucketState#unseenLent}), plus what this batch gave
-     * back, less what it took. {@code route} is the bucket's item's (null for none).
+     * back, less what it took. {@code ledger} is the bucket's item's (null for none).
      */
-    private static long remaining(BucketState b, Delta d, ItemRoute route) {
-        return b.available - b.unseenLent(route) + d.credited - d.taken;
+    private static long remaining(BucketState b, Delta d, ItemLedger ledger) {
+        return b.available - b.unseenLent(ledger) + d.credited - d.taken;
     }
 
     /**
@@ -527,180 +531,41 @@ final class Batch {
      * regions that has not collapsed home, only this region is out: say so, and the router pulls
      * stock in through the balancer.
      */
-    private void soldOut(Op.Reserve r, ItemRoute route) {
-        boolean regionDry = route != null && route.multiRegion() && !route.regionCollapsed;
-        if (route != null) {
-            demand.computeIfAbsent(route, x -> new long[2])[1]++;
+    private void soldOut(Op.Reserve r, ItemLedger ledger) {
+        boolean regionDry = ledger != null && ledger.multiRegion() && !ledger.regionCollapsed();
+        if (ledger != null) {
+            demand.computeIfAbsent(ledger, x -> new long[2])[1]++;
         }
         answer(r, ReserveResponse.newBuilder().setOutcome(ReserveOutcome.SOLD_OUT).setRegionDry(regionDry).build());
     }
 
-    private static final int BORROWED = 0;
-    private static final int NOTHING = 1;
-    private static final int WAIT_FOR_SWEEP = 2;
-    /** This bucket closed under the batch (a collapse committed): the Reserve goes to bucket 0 next batch. */
-    private static final int CLOSED = 3;
-
-    /**
-     * A dry bucket borrows from its richest siblings (DESIGN §5), each borrow a short transaction
-     * of its own on another connection ({@link #borrowFrom}), committed before this batch goes on:
-     * from each sibling it takes what is still missing, or half of what the sibling can spare if
-     * that is more, so buckets even out and borrowing stays rare; it goes on to the next richest
-     * while one has too little. With no sibling showing stock but one holding expired holds, that bucket's lane
-     * is asked to sweep and the reserve waits one batch.
-     */
-    private int borrow(BucketState b, Delta d, ItemRoute route, long need) throws SQLException {
-        BucketKey k = b.key;
-        Set<Integer> tried = new java.util.HashSet<>();
-        long got = 0;
-        boolean staleSeen = false;
-        for (int attempt = 0; attempt < route.bucketCount && got < need; attempt++) {
-            int s = richestUntried(route, k.bucketNo(), tried);
-            if (s < 0) {
-                break;
-            }
-            tried.add(s);
-            BucketKey sk = new BucketKey(k.tenantId(), k.itemId(), s);
-            BucketState local = lane.cached(sk);
-            Delta sd = deltas.get(sk);
-            long shown = route.available(s);
-            boolean promised = local != null && sd != null; // this batch decided Reserves of the sibling too
-            if (promised) {
-                shown = Math.min(shown, remaining(local, sd, route));
-            }
-            if (shown <= 0) {
-                continue;
-            }
-            // What is still missing, or half of what the sibling has if that is more; several
-            // siblings together when one alone has too little (a multi-unit Reserve near the end).
-            // Never more than a sibling of this lane has left after this batch's own Reserves.
-            LaneStore.Borrowed lent = borrowFrom(k, s, need - got, promised ? shown : Long.MAX_VALUE);
-            if (lent == LaneStore.Borrowed.CLOSED) {
-                return CLOSED;
-            }
-            if (lent == null) {
-                staleSeen = true; // it showed units it no longer has: the published view is behind
-                continue;
-            }
-            got += lent.units();
-        }
-        if (got < need && staleSeen) {
-            // The published levels were behind (a collapse or another lane's borrow just moved
-            // units): read the rows themselves before any SOLD_OUT.
-            for (long[] row : availableByBucket(k)) {
-                int s = (int) row[0];
-                if (got >= need || s == k.bucketNo() || row[1] <= 0) {
-                    continue;
-                }
-                BucketKey sk = new BucketKey(k.tenantId(), k.itemId(), s);
+    /** The borrowing bucket's side of its borrows: what this batch leaves in siblings, and its cache. */
+    private Borrower.Borrowing borrowing(BucketKey k, ItemLedger ledger) {
+        return new Borrower.Borrowing() {
+            @Override
+            public long leftAfterBatch(int bucketNo) {
+                BucketKey sk = new BucketKey(k.tenantId(), k.itemId(), bucketNo);
                 BucketState local = lane.cached(sk);
                 Delta sd = deltas.get(sk);
-                long cap = need - got; // only what is missing here: the published levels are behind
-                if (local != null && sd != null) {
-                    cap = Math.min(cap, remaining(local, sd, route));
-                    if (cap <= 0) {
-                        continue;
+                return local != null && sd != null ? remaining(local, sd, ledger) : UNTOUCHED;
+            }
+
+            @Override
+            public void moved(LaneStore.Borrowed moved) {
+                borrowerRows.add(moved.borrower());
+                for (LaneStore.BucketRow r : List.of(moved.lender(), moved.borrower())) {
+                    BucketState cached = lane.cached(new BucketKey(r.tenantId(), r.itemId(), r.bucketNo()));
+                    if (cached != null) {
+                        cached.setCounters(r.allotment(), r.available(), r.held(), r.sold(), r.lent());
                     }
                 }
-                LaneStore.Borrowed lent = borrowFrom(k, s, need - got, cap);
-                if (lent == LaneStore.Borrowed.CLOSED) {
-                    return CLOSED;
-                }
-                if (lent != null) {
-                    got += lent.units();
-                }
             }
-        }
-        if (got >= need) {
-            return BORROWED;
-        }
-        int due = route.siblingDue(k.bucketNo(), lane.dbNowMicros());
-        if (due >= 0) {
-            lane.engine().sweep(k.tenantId(), k.itemId(), due);
-            return WAIT_FOR_SWEEP;
-        }
-        return NOTHING;
-    }
 
-    /**
-     * How long a borrow waits for a row lock (PostgreSQL's {@code lock_timeout}, set in the
-     * borrow's own transaction). A borrow locks two rows in bucket order and commits at once, and
-     * the rows it waits for are held by another lane's batch only from its final update to its
-     * commit, or by another borrow, collapse or transfer, all in bucket order: no cycle, and a wait
-     * of a commit or two. The bound is for a commit the disk stalls; a borrow that waits longer
-     * fails with SQL state 55P03, and its batch is decided again.
-     */
-    static final long BORROW_LOCK_TIMEOUT_MILLIS = 100;
-    /**
-     * Redos after a borrow's lock wait was cut short that do not count in {@code redoMax}: a
-     * commit stalled elsewhere (the disk) should not fail every Reserve of a batch for that alone.
-     * After these, such redos count like any other.
-     */
-    static final int LOCK_TIMEOUT_REDOS_MAX = 8;
-
-    /**
-     * One borrow from sibling {@code from} into this batch's bucket, as a transaction of its own
-     * on a connection of its own ({@link LaneStore#borrowInto}), committed here. This lane's cache
-     * takes it in at once: both buckets' cached counters are set from the rows the borrow returned.
-     * Whatever this batch does next, the units have moved; its own final update carries only its
-     * own Reserves, Releases and expiries. The lender's published level and the item's lent total
-     * for it are set at once; the borrower's level when the batch ends ({@link #borrowerRows}). What
-     * the lender's lane has promised stays in the row ({@link Promises}). If the borrow fails, both
-     * buckets are reloaded before their next use, since a failed commit leaves its outcome unknown.
-     *
-     * <p>Committing the borrow before the batch is what keeps borrowers from blocking each other:
-     * inside the batch's transaction the sibling's row stayed locked until the batch committed,
-     * and two lanes borrowing from each other's buckets could wait on each other in a cycle.
-     */
-    private LaneStore.Borrowed borrowFrom(BucketKey k, int from, long need, long cap) throws SQLException {
-        BucketKey lenderKey = new BucketKey(k.tenantId(), k.itemId(), from);
-        LaneStore.Borrowed moved;
-        try (Connection bc = lane.borrowConnection()) {
-            try {
-                LaneStore.boundLockWaits(bc, BORROW_LOCK_TIMEOUT_MILLIS);
-                ItemRoute route = lane.route(lenderKey);
-                moved = store.borrowInto(bc, k.tenantId(), k.itemId(), k.bucketNo(), from, need, cap,
-                        () -> route == null ? 0 : route.promised(from));
-                if (moved == null || moved == LaneStore.Borrowed.CLOSED) {
-                    bc.rollback();
-                    return moved;
-                }
-                bc.commit();
-            } catch (SQLException | RuntimeException e) {
-                rollbackQuietly(bc);
-                markStale(k);
-                markStale(lenderKey);
-                throw e;
+            @Override
+            public void outcomeUnknown(int bucketNo) {
+                markStale(new BucketKey(k.tenantId(), k.itemId(), bucketNo));
             }
-        }
-        lane.borrowed(moved.units());
-        ItemRoute itemRoute = lane.route(lenderKey);
-        if (itemRoute != null) {
-            itemRoute.lentUpTo(from, moved.lender().lent()); // the lender's lane now counts these units gone
-            itemRoute.publish(from, moved.lender().available());
-        }
-        borrowerRows.add(moved.borrower());
-        for (LaneStore.BucketRow r : List.of(moved.lender(), moved.borrower())) {
-            BucketState cached = lane.cached(new BucketKey(r.tenantId(), r.itemId(), r.bucketNo()));
-            if (cached != null) {
-                cached.setCounters(r.allotment(), r.available(), r.held(), r.sold(), r.lent());
-            }
-        }
-        return moved;
-    }
-
-    /** Every bucket of the item with its committed available units, read on a borrow's connection. */
-    private List<long[]> availableByBucket(BucketKey k) throws SQLException {
-        try (Connection bc = lane.borrowConnection()) {
-            try {
-                List<long[]> rows = store.availableByBucket(bc, k.tenantId(), k.itemId());
-                bc.commit();
-                return rows;
-            } catch (SQLException | RuntimeException e) {
-                rollbackQuietly(bc);
-                throw e;
-            }
-        }
+        };
     }
 
     private void markStale(BucketKey k) {
@@ -708,27 +573,6 @@ final class Batch {
         if (b != null) {
             b.stale = true;
         }
-    }
-
-    private static void rollbackQuietly(Connection c) {
-        try {
-            c.rollback();
-        } catch (SQLException ignored) {
-            // the connection is broken; the pool evicts it
-        }
-    }
-
-    private static int richestUntried(ItemRoute route, int except, Set<Integer> tried) {
-        int best = -1;
-        long most = 0;
-        for (int x = 0; x < route.bucketCount; x++) {
-            long a = route.available(x);
-            if (x != except && !tried.contains(x) && a > most) {
-                most = a;
-                best = x;
-            }
-        }
-        return best;
     }
 
     /**
@@ -792,13 +636,13 @@ final class Batch {
             return Failure.invalid("home_region", "is " + r.claimHome() + ", but " + what + " has home region "
                     + item.homeRegion());
         }
-        ItemRoute route = lane.route(r.bucket());
-        if (route == null || !route.multiRegion()) {
+        ItemLedger ledger = lane.ledger(r.bucket());
+        if (ledger == null || !ledger.multiRegion()) {
             return Failure.invalid("home_region", what + " is sold in one region only: its keys need no claim");
         }
-        if (route.isHome(q.getRegion()) || !route.regions.contains(q.getRegion())) {
+        if (ledger.isHome(q.getRegion()) || !ledger.regions.contains(q.getRegion())) {
             return Failure.invalid("request.region", "is " + q.getRegion() + ": a claim names a region of " + what
-                    + " other than its home " + item.homeRegion() + " (regions " + route.regions + ")");
+                    + " other than its home " + item.homeRegion() + " (regions " + ledger.regions + ")");
         }
         return null;
     }
@@ -808,8 +652,8 @@ final class Batch {
     }
 
     private Failure forwarded(Op.Reserve r) {
-        ItemRoute route = lane.route(r.bucket());
-        String home = route != null ? route.homeRegion : lane.cached(r.bucket()).item.homeRegion();
+        ItemLedger ledger = lane.ledger(r.bucket());
+        String home = ledger != null ? ledger.homeRegion : lane.cached(r.bucket()).item.homeRegion();
         var q = r.request();
         return Failure.of(Reason.FORWARDED, "item " + q.getTenantId() + "/" + q.getItemId()
                 + " collapsed to its home region " + home + "; reserve there", Map.of("home_region", home));
@@ -852,7 +696,7 @@ final class Batch {
             if (known.contains(r.keyRef())) {
                 lookups.add(r);
             } else {
-                soldOut(r, lane.route(r.bucket()));
+                soldOut(r, lane.ledger(r.bucket()));
             }
         }
     }
@@ -910,9 +754,9 @@ final class Batch {
      */
     private ReserveResponse reserved(Op.Reserve r, Hold hold) {
         ReserveResponse.Builder b = ReserveResponse.newBuilder().setOutcome(ReserveOutcome.RESERVED).setHold(hold);
-        ItemRoute route = lane.route(r.bucket());
-        if (!r.claim() && route != null && route.multiRegion() && !route.isHome(r.request().getRegion())) {
-            b.setKeyHomeRegion(route.homeRegion);
+        ItemLedger ledger = lane.ledger(r.bucket());
+        if (!r.claim() && ledger != null && ledger.multiRegion() && !ledger.isHome(r.request().getRegion())) {
+            b.setKeyHomeRegion(ledger.homeRegion);
         }
         return b.build();
     }
@@ -1177,9 +1021,9 @@ final class Batch {
         for (Batch a : attempts) {
             for (LaneStore.BucketRow r : a.borrowerRows) {
                 BucketKey k = new BucketKey(r.tenantId(), r.itemId(), r.bucketNo());
-                ItemRoute route = published.contains(k) ? null : a.lane.route(k);
-                if (route != null) {
-                    route.raise(r.bucketNo(), r.available());
+                ItemLedger ledger = published.contains(k) ? null : a.lane.ledger(k);
+                if (ledger != null) {
+                    ledger.raise(r.bucketNo(), r.available());
                 }
             }
         }
@@ -1188,18 +1032,10 @@ final class Batch {
     /** Before the commit: raise the published units of buckets this batch adds units to. */
     void raiseBeforeCommit() {
         for (LaneStore.BucketRow r : bucketRows) {
-            ItemRoute route = lane.route(new BucketKey(r.tenantId(), r.itemId(), r.bucketNo()));
-            if (route != null) {
-                route.raise(r.bucketNo(), r.available());
+            ItemLedger ledger = lane.ledger(new BucketKey(r.tenantId(), r.itemId(), r.bucketNo()));
+            if (ledger != null) {
+                ledger.raise(r.bucketNo(), r.available());
             }
-        }
-    }
-
-    /** Below the low-water mark, an item with several open buckets collapses into bucket 0 (once). */
-    private void maybeCollapse(ItemRoute route) {
-        if (route.open().length > 1 && route.availableSum() < lane.config().collapseBelow()
-                && route.collapsing.compareAndSet(false, true)) {
-            lane.engine().collapse(route.tenantId, route.itemId);
         }
     }
 
@@ -1212,9 +1048,9 @@ final class Batch {
             if (b != null) {
                 b.setCounters(r.allotment(), r.available(), r.held(), r.sold(), r.lent());
             }
-            ItemRoute route = lane.route(k);
-            if (route != null) {
-                route.publish(r.bucketNo(), r.available());
+            ItemLedger ledger = lane.ledger(k);
+            if (ledger != null) {
+                ledger.publish(r.bucketNo(), r.available());
             }
         }
         for (Map.Entry<BucketKey, Delta> e : deltas.entrySet()) {
@@ -1231,15 +1067,14 @@ final class Batch {
                 b.earliestDueMicros = due;
             }
             b.earliestDueMicros = Math.min(b.earliestDueMicros, d.minNewExpiryMicros);
-            ItemRoute route = lane.route(e.getKey());
-            if (route != null) {
-                route.publishDue(e.getKey().bucketNo(), b.earliestDueMicros);
-                maybeCollapse(route);
+            ItemLedger ledger = lane.ledger(e.getKey());
+            if (ledger != null) {
+                ledger.publishDue(e.getKey().bucketNo(), b.earliestDueMicros);
+                lane.collapser().requestIfLow(ledger);
             }
         }
-        for (Map.Entry<ItemRoute, long[]> e : demand.entrySet()) {
-            e.getKey().reserves.add(e.getValue()[0]);
-            e.getKey().soldOuts.add(e.getValue()[1]);
+        for (Map.Entry<ItemLedger, long[]> e : demand.entrySet()) {
+            e.getKey().countDemand(e.getValue()[0], e.getValue()[1]);
         }
         for (Map.Entry<Op.Reserve, Integer> r : reroutes) {
             lane.engine().reroute(r.getKey(), r.getValue());

@@ -2,6 +2,7 @@ package io.lastunit.shard.lane;
 
 import io.lastunit.common.keys.Fingerprints;
 import io.lastunit.common.keys.LongSet;
+import io.lastunit.shard.escrow.ItemLedger;
 import java.util.function.ToLongFunction;
 
 /**
@@ -63,18 +64,18 @@ final class BucketState {
 
     /**
      * Units that other lanes' committed borrows took out of this bucket after the row the
-     * counters came from: the route's lent total (raised by each borrower after its commit)
+     * counters came from: the ledger's lent total (raised by each borrower after its commit)
      * beyond the row's. Never more than what left: a borrow counts here only once committed and
      * once returned by its own statement, and a row read after it already carries it. Totals are
-     * the row's own, not counts since some moment, so a route rebuilt after the row (its totals
+     * the row's own, not counts since some moment, so a ledger rebuilt after the row (its totals
      * back at 0) counts nothing until a borrow raises it past the row's. Zero when the row's total
-     * is unknown or there is no route.
+     * is unknown or there is no ledger.
      */
-    long unseenLent(ItemRoute route) {
-        if (lentAtRow < 0 || route == null) {
+    long unseenLent(ItemLedger ledger) {
+        if (lentAtRow < 0 || ledger == null) {
             return 0;
         }
-        return Math.max(0, route.lent(key.bucketNo()) - lentAtRow);
+        return Math.max(0, ledger.lent(key.bucketNo()) - lentAtRow);
     }
 
     /** Invariant of DESIGN §1, checked whenever the counters change (both sides of a commit). */

@@ -3,6 +3,11 @@ package io.lastunit.shard.lane;
 import io.lastunit.common.Failure;
 import io.lastunit.common.Limits;
 import io.lastunit.common.Reason;
+import io.lastunit.shard.escrow.Borrower;
+import io.lastunit.shard.escrow.Collapser;
+import io.lastunit.shard.escrow.ItemLedger;
+import io.lastunit.shard.escrow.ItemLedgers;
+import io.lastunit.shard.escrow.Promises;
 import io.lastunit.shard.store.ItemStore;
 import io.lastunit.shard.store.LaneStore;
 import java.sql.Connection;
@@ -43,13 +48,23 @@ final class Lane implements Runnable {
     private static final Logger log = LoggerFactory.getLogger(Lane.class);
     /**
      * SQL states after which the batch is decided again: serialization, deadlock, CHECK, and a
-     * lock wait longer than allowed (a borrow's {@link Batch#BORROW_LOCK_TIMEOUT_MILLIS} is handled
+     * lock wait longer than allowed (a borrow's {@link Borrower#BORROW_LOCK_TIMEOUT_MILLIS} is handled
      * before these, outside {@code redoMax}; this covers a role's own lock_timeout).
      */
     private static final Set<String> REDO_STATES = Set.of("40001", "40P01", "23514", "55P03");
+    private static final String LOCK_NOT_AVAILABLE = "55P03";
+    /**
+     * Redos after a borrow's lock wait was cut short that do not count in {@code redoMax}: a
+     * commit stalled elsewhere (the disk) should not fail every Reserve of a batch for that alone.
+     * After these, such redos count like any other.
+     */
+    static final int LOCK_TIMEOUT_REDOS_MAX = 8;
 
     final int index;
     private final LaneEngine engine;
+    private final ItemLedgers ledgers;
+    private final Borrower borrower;
+    private final Collapser collapser;
     private final io.lastunit.shard.store.TransferStore transfers = new io.lastunit.shard.store.TransferStore();
     private final LaneQueue queue;
     private final DataSource dataSource;
@@ -99,16 +114,17 @@ final class Lane implements Runnable {
     final AtomicLong bucketLoads = new AtomicLong();
     /** Of the batches that committed a transaction: nanoseconds from the start of the decision to the end of the commit. */
     final AtomicLong writeNanos = new AtomicLong();
-    /** Borrows committed for this lane's buckets ({@link Batch}), and the units they moved in. */
-    final AtomicLong borrows = new AtomicLong();
-    final AtomicLong borrowedUnits = new AtomicLong();
     /** Batches decided again because a borrow's lock wait was cut short (SQL state 55P03). */
     final AtomicLong borrowLockTimeouts = new AtomicLong();
 
-    Lane(int index, LaneEngine engine, DataSource dataSource, LaneStore store, ItemStore items, LaneConfig config,
-         Limits limits, InstantSource clock) {
+    Lane(int index, LaneEngine engine, ItemLedgers ledgers, DataSource dataSource, LaneStore store, ItemStore items,
+         LaneConfig config, Limits limits, InstantSource clock) {
         this.index = index;
         this.engine = engine;
+        this.ledgers = ledgers;
+        this.borrower = new Borrower(dataSource, store, this::dbNowMicros, engine::sweep);
+        this.collapser = new Collapser(index, dataSource, items, ledgers, config.keyIndexMax(), config.collapseBelow(),
+                engine::collapse);
         this.queue = new LaneQueue(config.queueCapacity());
         this.dataSource = dataSource;
         this.store = store;
@@ -384,7 +400,7 @@ final class Lane implements Runnable {
             } catch (SQLException e) {
                 invalidate(ops);
                 if (!committing && LOCK_NOT_AVAILABLE.equals(e.getSQLState())
-                        && lockTimeouts < Batch.LOCK_TIMEOUT_REDOS_MAX) {
+                        && lockTimeouts < LOCK_TIMEOUT_REDOS_MAX) {
                     // A borrow gave up a lock wait (a commit stalled elsewhere: borrows lock in
                     // bucket order and commit at once, so not a cycle): decide again. Up to
                     // LOCK_TIMEOUT_REDOS_MAX such redos do not count in redoMax; after that they do.
@@ -393,7 +409,7 @@ final class Lane implements Runnable {
                     redos.incrementAndGet();
                     borrowLockTimeouts.incrementAndGet();
                     log.debug("lane {}: redo after a lock wait of {} ms: {}", index,
-                            Batch.BORROW_LOCK_TIMEOUT_MILLIS, e.getMessage());
+                            Borrower.BORROW_LOCK_TIMEOUT_MILLIS, e.getMessage());
                     continue;
                 }
                 if (!committing && REDO_STATES.contains(e.getSQLState()) && attempt < config.redoMax()) {
@@ -447,7 +463,7 @@ final class Lane implements Runnable {
     /**
      * The cached bucket, loading it (with its item, keys and earliest expiry) on a miss and
      * refreshing its counters when a redo marked it stale; null if absent. Also makes sure the
-     * engine knows the item's route.
+     * engine knows the item's ledger.
      */
     BucketState bucket(LazyConnection lazy, BucketKey key) throws SQLException {
         BucketState b = buckets.get(key);
@@ -469,7 +485,7 @@ final class Lane implements Runnable {
             b.setCounters(row.allotment(), row.available(), row.held(), row.sold(), row.lent());
             b.earliestDueMicros = loaded.earliestDueMicros();
             b.stale = false;
-            route(c, key.tenantId(), key.itemId());
+            ledgers.load(c, key.tenantId(), key.itemId());
             return b;
         }
         b = new BucketState(key, item, config.keyIndexMax());
@@ -483,8 +499,8 @@ final class Lane implements Runnable {
         if (keys.size() > config.keyIndexMax()) {
             b.markKeysIncomplete();
         }
-        ItemRoute route = route(c, key.tenantId(), key.itemId());
-        if (key.bucketNo() == 0 && route != null && route.open().length == 1 && route.bucketCount > 1) {
+        ItemLedger ledger = ledgers.load(c, key.tenantId(), key.itemId());
+        if (key.bucketNo() == 0 && ledger != null && ledger.open().length == 1 && ledger.bucketCount > 1) {
             // Collapsed: bucket 0 answers for keys placed in the closed buckets too.
             addKeys(b, items.keysOutsideBucket0(c, key.tenantId(), key.itemId(), config.keyIndexMax()));
         }
@@ -501,33 +517,17 @@ final class Lane implements Runnable {
         }
     }
 
-    /** The engine's route of an item, loading it from the database when unknown; null if absent. */
-    ItemRoute route(Connection c, String tenant, String item) throws SQLException {
-        ItemRoute r = engine.route(tenant, item);
-        if (r != null) {
-            return r;
-        }
-        LaneStore.LoadedRoute loaded = store.loadRoute(c, tenant, item);
-        if (loaded == null) {
-            return null;
-        }
-        int count = loaded.buckets().size();
-        int[] open = loaded.buckets().stream().filter(LaneStore.RouteRow::open)
-                .mapToInt(LaneStore.RouteRow::bucketNo).toArray();
-        if (open.length == 0) {
-            open = new int[] {0};
-        }
-        ItemRoute fresh = new ItemRoute(tenant, item, count, loaded.homeRegion(), loaded.regions().isEmpty()
-                ? List.of(loaded.homeRegion()) : loaded.regions(), open, loaded.collapsed());
-        for (LaneStore.RouteRow row : loaded.buckets()) {
-            fresh.publish(row.bucketNo(), row.available());
-            fresh.publishDue(row.bucketNo(), row.earliestDueMicros());
-        }
-        return engine.register(fresh);
+    /** The item's ledger, if this node knows the item. */
+    ItemLedger ledger(BucketKey key) {
+        return ledgers.get(key.tenantId(), key.itemId());
     }
 
-    ItemRoute route(BucketKey key) {
-        return engine.route(key.tenantId(), key.itemId());
+    Borrower borrower() {
+        return borrower;
+    }
+
+    Collapser collapser() {
+        return collapser;
     }
 
     LaneEngine engine() {
@@ -550,17 +550,6 @@ final class Lane implements Runnable {
 
     LaneStore store() {
         return store;
-    }
-
-    /** A connection of the pool for one borrow's own transaction ({@link Batch}); the caller closes it. */
-    Connection borrowConnection() throws SQLException {
-        return dataSource.getConnection();
-    }
-
-    /** A borrow for one of this lane's buckets committed. */
-    void borrowed(long units) {
-        borrows.incrementAndGet();
-        borrowedUnits.addAndGet(units);
     }
 
     LaneConfig config() {
@@ -634,78 +623,31 @@ final class Lane implements Runnable {
         }
     }
 
-    /**
-     * How long a collapse waits for each bucket row lock. Other lanes hold a row only for the end
-     * of a batch or for one borrow (a few milliseconds), and borrows lock in bucket order as the
-     * collapse does, so this is generous; it bounds how long bucket 0's lane can stand still
-     * behind a commit the disk stalls. (Before borrows committed on their own, a borrowing batch
-     * held its lenders' rows in another order, and a cycle stalled the lane for PostgreSQL's
-     * deadlock_timeout, 1 s.)
-     */
-    static final long COLLAPSE_LOCK_TIMEOUT_MILLIS = 100;
-    private static final String LOCK_NOT_AVAILABLE = "55P03";
-
     /** Collapses the item's buckets into bucket 0 and teaches bucket 0 the closed buckets' keys. */
     private void collapse(Op.Collapse op) {
         BucketKey k = op.bucket();
-        try (Connection c = dataSource.getConnection()) {
-            try {
-                ItemRoute route = route(c, k.tenantId(), k.itemId());
-                LaneStore.BucketRow row = route == null ? null
-                        : items.collapseBuckets(c, k.tenantId(), k.itemId(), COLLAPSE_LOCK_TIMEOUT_MILLIS);
-                if (row == null) {
-                    c.rollback();
-                    op.future().complete(false);
-                    return;
-                }
-                List<String> keys = items.keysOutsideBucket0(c, k.tenantId(), k.itemId(), config.keyIndexMax());
-                // Before the commit: new Reserves go to bucket 0 (which can borrow from any bucket, so
-                // this is right even if the commit fails), and bucket 0 shows its new units early.
-                route.closeAllBut0();
-                route.raise(0, row.available());
-                c.commit();
-                for (int b = 1; b < route.bucketCount; b++) {
-                    route.publish(b, 0);
-                }
-                route.publish(0, row.available());
+        try {
+            Collapser.Collapsed done = collapser.collapse(k.tenantId(), k.itemId());
+            if (done != null) {
                 BucketState b0 = buckets.get(k);
                 if (b0 != null) {
+                    LaneStore.BucketRow row = done.bucket0();
                     b0.setCounters(row.allotment(), row.available(), row.held(), row.sold(), row.lent());
-                    addKeys(b0, keys);
+                    addKeys(b0, done.keysOutsideBucket0());
                 }
-                log.info("lane {}: collapsed {}/{} into bucket 0 ({} available)", index, k.tenantId(), k.itemId(),
-                        row.available());
-                op.future().complete(true);
-            } catch (SQLException e) {
-                rollbackQuietly(c);
-                throw e;
             }
+            op.future().complete(done != null);
         } catch (SQLException e) {
-            boolean lockWait = LOCK_NOT_AVAILABLE.equals(e.getSQLState());
-            if (!lockWait) {
-                // It may have failed after it changed the route, or in the commit: reload bucket 0.
-                // A lock wait (the transaction's lock_timeout) can only end a statement that runs
-                // before the route is touched, and the rollback undoes the database's side, so
-                // bucket 0's cached row and keys are still exact.
-                buckets.remove(k);
-            }
-            ItemRoute route = engine.route(k.tenantId(), k.itemId());
-            if (route != null) {
-                route.collapsing.set(false); // try again after a later batch
-            }
-            if (lockWait) {
-                log.info("lane {}: collapse of {} gave up after waiting {} ms for a bucket row; tried again after"
-                        + " a later batch", index, k, COLLAPSE_LOCK_TIMEOUT_MILLIS);
-            } else {
-                log.warn("lane {}: collapse of {} failed: {}", index, k, e.toString());
+            if (!Collapser.changedNothing(e)) {
+                buckets.remove(k); // bucket 0's cached row and keys may be off: reload them
             }
             op.future().completeExceptionally(e);
         }
     }
 
     /** After a commit that wrote a bucket row outside a batch: publish it and refresh the cache. */
-    private void committed(ItemRoute route, LaneStore.BucketRow row) {
-        route.publish(row.bucketNo(), row.available());
+    private void committed(ItemLedger ledger, LaneStore.BucketRow row) {
+        ledger.publish(row.bucketNo(), row.available());
         BucketState cached = buckets.get(new BucketKey(row.tenantId(), row.itemId(), row.bucketNo()));
         if (cached != null) {
             cached.setCounters(row.allotment(), row.available(), row.held(), row.sold(), row.lent());
@@ -731,8 +673,8 @@ final class Lane implements Runnable {
                     }
                     return;
                 }
-                ItemRoute route = route(c, k.tenantId(), k.itemId());
-                if (route == null) {
+                ItemLedger ledger = ledgers.load(c, k.tenantId(), k.itemId());
+                if (ledger == null) {
                     c.rollback();
                     op.future().completeExceptionally(Failure.of(Reason.ITEM_NOT_FOUND,
                             "no item " + k.tenantId() + "/" + k.itemId() + " on this shard"));
@@ -755,7 +697,7 @@ final class Lane implements Runnable {
                 if (take < min) {
                     c.commit(); // the collapse mark, if asked for, stands on its own
                     if (r.getCollapse()) {
-                        route.regionCollapsed = true;
+                        ledger.markRegionCollapsed();
                     }
                     op.future().complete(none.build());
                     return;
@@ -785,10 +727,10 @@ final class Lane implements Runnable {
                         take, r.getCollapse());
                 c.commit();
                 if (r.getCollapse()) {
-                    route.regionCollapsed = true;
+                    ledger.markRegionCollapsed();
                 }
                 for (LaneStore.BucketRow row : after) {
-                    committed(route, row);
+                    committed(ledger, row);
                 }
                 op.future().complete(recorded);
             } catch (SQLException e) {
@@ -808,8 +750,8 @@ final class Lane implements Runnable {
         BucketKey k = op.bucket();
         try (Connection c = dataSource.getConnection()) {
             try {
-                ItemRoute route = route(c, k.tenantId(), k.itemId());
-                if (route == null) {
+                ItemLedger ledger = ledgers.load(c, k.tenantId(), k.itemId());
+                if (ledger == null) {
                     c.rollback();
                     op.future().completeExceptionally(Failure.of(Reason.ITEM_NOT_FOUND,
                             "no item " + k.tenantId() + "/" + k.itemId() + " on this shard"));
@@ -819,7 +761,7 @@ final class Lane implements Runnable {
                         r.getPeerShardId(), r.getQuantity());
                 var recorded = transfers.read(c, r.getTransferId(), "IN");
                 if (row != null) {
-                    route.raise(0, row.available());
+                    ledger.raise(0, row.available());
                 }
                 c.commit();
                 if (recorded == null || !recorded.getTenantId().equals(r.getTenantId())
@@ -830,7 +772,7 @@ final class Lane implements Runnable {
                     return;
                 }
                 if (row != null) {
-                    committed(route, row);
+                    committed(ledger, row);
                 }
                 op.future().complete(recorded);
             } catch (SQLException e) {
@@ -874,12 +816,12 @@ final class Lane implements Runnable {
                     return;
                 }
                 var stock = items.readStock(c, r.getTenantId(), r.getItemId());
-                ItemRoute known = engine.route(r.getTenantId(), r.getItemId());
+                ItemLedger known = ledgers.get(r.getTenantId(), r.getItemId());
                 if (known != null) {
                     known.raise(0, row.available());
                 }
                 c.commit();
-                if (known != null) { // a cached bucket always has its route: nothing to refresh otherwise
+                if (known != null) { // a cached bucket always has its ledger: nothing to refresh otherwise
                     committed(known, row);
                 }
                 op.future().complete(io.lastunit.api.inventory.v1.RestockResponse.newBuilder()

@@ -11,6 +11,8 @@ import io.lastunit.common.Failure;
 import io.lastunit.common.HoldId;
 import io.lastunit.common.Limits;
 import io.lastunit.common.Reason;
+import io.lastunit.shard.escrow.ItemLedger;
+import io.lastunit.shard.escrow.ItemLedgers;
 import io.lastunit.shard.store.ItemStore;
 import io.lastunit.shard.store.LaneStore;
 import java.nio.charset.StandardCharsets;
@@ -39,18 +41,18 @@ public final class LaneEngine implements AutoCloseable {
     private final Limits limits;
     private volatile boolean closed;
     /** Per item on this shard: open buckets and published levels. Filled by lanes as they load items. */
-    private final java.util.concurrent.ConcurrentHashMap<String, ItemRoute> routes =
-            new java.util.concurrent.ConcurrentHashMap<>();
+    private final ItemLedgers ledgers;
 
     public LaneEngine(DataSource dataSource, LaneConfig config, Limits limits, InstantSource clock) {
         this.config = config;
         this.limits = limits;
         LaneStore store = new LaneStore();
         ItemStore items = new ItemStore();
+        this.ledgers = new ItemLedgers(store);
         this.lanes = new Lane[config.laneCount()];
         this.threads = new Thread[config.laneCount()];
         for (int i = 0; i < lanes.length; i++) {
-            lanes[i] = new Lane(i, this, dataSource, store, items, config, limits, clock);
+            lanes[i] = new Lane(i, this, ledgers, dataSource, store, items, config, limits, clock);
             threads[i] = new Thread(lanes[i], "lane-" + i);
             threads[i].setDaemon(false);
         }
@@ -67,8 +69,8 @@ public final class LaneEngine implements AutoCloseable {
      * not yet known here; that lane loads the item and sends the request on).
      */
     public CompletableFuture<ReserveResponse> reserve(ReserveRequest r) {
-        ItemRoute route = routes.get(routeKey(r.getTenantId(), r.getItemId()));
-        int bucketNo = route == null ? 0 : route.bucketFor(r.getIdempotencyKey());
+        ItemLedger ledger = ledgers.get(r.getTenantId(), r.getItemId());
+        int bucketNo = ledger == null ? 0 : ledger.bucketFor(r.getIdempotencyKey());
         BucketKey bucket = new BucketKey(r.getTenantId(), r.getItemId(), bucketNo);
         CompletableFuture<ReserveResponse> f = new CompletableFuture<>();
         return submit(new Op.Reserve(bucket, r, fingerprint(r), r.getHoldTtlMs(), null, f), f);
@@ -81,8 +83,8 @@ public final class LaneEngine implements AutoCloseable {
      * or was claimed by the same request; IDEMPOTENCY_KEY_REUSED otherwise.
      */
     public CompletableFuture<ReserveResponse> claimKey(ReserveRequest r, String homeRegion) {
-        ItemRoute route = routes.get(routeKey(r.getTenantId(), r.getItemId()));
-        int bucketNo = route == null ? 0 : route.bucketFor(r.getIdempotencyKey());
+        ItemLedger ledger = ledgers.get(r.getTenantId(), r.getItemId());
+        int bucketNo = ledger == null ? 0 : ledger.bucketFor(r.getIdempotencyKey());
         BucketKey bucket = new BucketKey(r.getTenantId(), r.getItemId(), bucketNo);
         CompletableFuture<ReserveResponse> f = new CompletableFuture<>();
         return submit(new Op.Reserve(bucket, r, fingerprint(r), r.getHoldTtlMs(), homeRegion, f), f);
@@ -94,24 +96,15 @@ public final class LaneEngine implements AutoCloseable {
                 r.fingerprint(), r.holdTtlMsRequested(), r.claimHome(), r.future()), r.future());
     }
 
-    static String routeKey(String tenant, String item) {
-        return tenant + '\0' + item;
-    }
-
-    ItemRoute route(String tenant, String item) {
-        return routes.get(routeKey(tenant, item));
-    }
-
-    /** Registers a route unless one is known; returns the one in use. */
-    ItemRoute register(ItemRoute route) {
-        ItemRoute prev = routes.putIfAbsent(routeKey(route.tenantId, route.itemId), route);
-        return prev != null ? prev : route;
+    /** The item's ledger if this node knows the item, else null. */
+    ItemLedger ledger(String tenant, String item) {
+        return ledgers.get(tenant, item);
     }
 
     /** Demand counters of an item since this node started: {reserves, soldOuts}; zeros if unknown. */
     public long[] demand(String tenant, String item) {
-        ItemRoute r = route(tenant, item);
-        return r == null ? new long[2] : new long[] {r.reserves.sum(), r.soldOuts.sum()};
+        ItemLedger l = ledgers.get(tenant, item);
+        return l == null ? new long[2] : l.demand();
     }
 
     /**
@@ -232,7 +225,7 @@ public final class LaneEngine implements AutoCloseable {
      *                            a transaction of its own (docs/escrow-buckets.md, "Borrowing")
      * @param borrowedUnits       the units those borrows moved
      * @param lockTimeouts        batches decided again because a borrow waited for a row lock
-     *                            longer than {@code Batch.BORROW_LOCK_TIMEOUT_MILLIS}
+     *                            longer than {@code Borrower.BORROW_LOCK_TIMEOUT_MILLIS}
      */
     public record Stats(long batches, long opsApplied, long redos, long transactions, long oneStatementBatches,
                         long oneStatementRefusals, long paced, long bucketLoads, int queued, long writeNanos,
@@ -266,8 +259,8 @@ public final class LaneEngine implements AutoCloseable {
             paced += l.paced.get();
             loads += l.bucketLoads.get();
             write += l.writeNanos.get();
-            borrows += l.borrows.get();
-            borrowed += l.borrowedUnits.get();
+            borrows += l.borrower().borrows();
+            borrowed += l.borrower().borrowedUnits();
             timeouts += l.borrowLockTimeouts.get();
             q += l.depth();
         }

@@ -12,7 +12,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
-import java.util.function.LongSupplier;
+import java.util.function.LongUnaryOperator;
 
 /**
  * The statements a lane runs, each one round trip that handles a whole batch through
@@ -442,10 +442,9 @@ public final class LaneStore {
 
     /**
      * Moves units, with as much allotment, out of sibling bucket {@code from} into bucket
-     * {@code to} of the same item: {@code need}, or half of what the sibling can spare if that is
-     * more, or all it can spare if that is less; never more than {@code cap}. What it can spare is
-     * its available units less {@code keep} (units its own lane has promised to Reserves it is
-     * still writing), asked once the rows are locked.
+     * {@code to} of the same item: as many as {@code unitsFor} says, asked with the sibling's
+     * available units once both rows are locked (the rule is {@code escrow.BorrowSizing}'s; 0 or
+     * less: nothing).
      *
      * <p>Runs in the caller's transaction, which should hold nothing else and commit at once: a
      * borrow is a transaction of its own. First both rows are locked in bucket order, the order a
@@ -457,11 +456,10 @@ public final class LaneStore {
      *     {@code to} is closed (its item collapsed into bucket 0: nothing may move into it); null
      *     when the sibling has nothing to spare. Nothing is written unless units moved.
      */
-    public Borrowed borrowInto(Connection c, String tenant, String item, int to, int from, long need, long cap,
-                               LongSupplier keep) throws SQLException {
-        if (to == from || need < 1 || cap < 1) {
-            throw new IllegalArgumentException("borrow of " + need + " (at most " + cap + ") from bucket " + from
-                    + " into bucket " + to);
+    public Borrowed borrowInto(Connection c, String tenant, String item, int to, int from, LongUnaryOperator unitsFor)
+            throws SQLException {
+        if (to == from) {
+            throw new IllegalArgumentException("borrow from bucket " + from + " into itself");
         }
         long lenderAvailable = -1;
         boolean borrowerOpen = false;
@@ -486,11 +484,10 @@ public final class LaneStore {
         if (!borrowerOpen) {
             return Borrowed.CLOSED;
         }
-        long spare = lenderAvailable - Math.max(0, keep.getAsLong()); // read with the row locked
-        if (spare < 1) {
+        long units = unitsFor.applyAsLong(lenderAvailable); // asked with the row locked
+        if (units < 1) {
             return null;
         }
-        long units = Math.min(cap, Math.min(spare, Math.max(need, spare / 2)));
         try (PreparedStatement ps = c.prepareStatement("""
                 UPDATE buckets b
                    SET available = b.available + d.k, allotment = b.allotment + d.k, lent = b.lent + greatest(-d.k, 0)
@@ -545,15 +542,15 @@ public final class LaneStore {
     }
 
     /** Every bucket of an item with its available units, open flag and earliest HELD expiry. */
-    public record RouteRow(int bucketNo, long available, boolean open, long earliestDueMicros) {
+    public record LedgerRow(int bucketNo, long available, boolean open, long earliestDueMicros) {
     }
 
-    /** What the engine needs to route an item: its buckets, whether it collapsed home, its regions. */
-    public record LoadedRoute(List<RouteRow> buckets, boolean collapsed, List<String> regions, String homeRegion) {
+    /** What an item's ledger starts from: its buckets, whether it collapsed home, its regions. */
+    public record LoadedLedger(List<LedgerRow> buckets, boolean collapsed, List<String> regions, String homeRegion) {
     }
 
-    public LoadedRoute loadRoute(Connection c, String tenant, String item) throws SQLException {
-        List<RouteRow> rows = new ArrayList<>();
+    public LoadedLedger loadLedger(Connection c, String tenant, String item) throws SQLException {
+        List<LedgerRow> rows = new ArrayList<>();
         try (PreparedStatement ps = c.prepareStatement("""
                 SELECT b.bucket_no, b.available, b.open,
                        (SELECT min(h.expires_at) FROM holds h
@@ -565,7 +562,7 @@ public final class LaneStore {
             try (ResultSet rs = ps.executeQuery()) {
                 while (rs.next()) {
                     Timestamp due = rs.getTimestamp(4);
-                    rows.add(new RouteRow(rs.getInt(1), rs.getLong(2), rs.getBoolean(3),
+                    rows.add(new LedgerRow(rs.getInt(1), rs.getLong(2), rs.getBoolean(3),
                             due == null ? Long.MAX_VALUE : micros(due)));
                 }
             }
@@ -579,7 +576,7 @@ public final class LaneStore {
                     return null;
                 }
                 String[] regions = (String[]) rs.getArray(2).getArray();
-                return new LoadedRoute(rows, rs.getBoolean(1), List.of(regions), rs.getString(3));
+                return new LoadedLedger(rows, rs.getBoolean(1), List.of(regions), rs.getString(3));
             }
         }
     }

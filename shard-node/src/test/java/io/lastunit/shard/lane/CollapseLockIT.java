@@ -7,6 +7,8 @@ import io.lastunit.api.inventory.v1.CreateItemRequest;
 import io.lastunit.api.inventory.v1.ReserveOutcome;
 import io.lastunit.api.inventory.v1.ReserveRequest;
 import io.lastunit.shard.ShardNodeHarness;
+import io.lastunit.shard.escrow.Collapser;
+import io.lastunit.shard.escrow.ItemLedger;
 import io.lastunit.testkit.PostgresFixture;
 import io.lastunit.testkit.TestTimeouts;
 import java.sql.Connection;
@@ -28,7 +30,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * the collapse must not wait on it for long: bucket 0's lane stands still while it waits, and a
  * wait in a lock cycle lasted PostgreSQL's deadlock_timeout (a full second of Reserves stalled
  * at the end of a flash sale, seen in the load generator). It gives up after
- * {@link Lane#COLLAPSE_LOCK_TIMEOUT_MILLIS}, changes nothing, and collapses on a later try.
+ * {@link Collapser#COLLAPSE_LOCK_TIMEOUT_MILLIS}, changes nothing, and collapses on a later try.
  */
 class CollapseLockIT {
     @RegisterExtension
@@ -121,9 +123,9 @@ class CollapseLockIT {
 
     /** A key that the item's open buckets send to bucket 0, starting the search at {@code from}. */
     private static String keyForBucket0(LaneEngine engine, String item, int from) {
-        ItemRoute route = engine.route("acme", item);
+        ItemLedger ledger = engine.ledger("acme", item);
         for (int i = from; ; i++) {
-            if (route.bucketFor("k0-" + i) == 0) {
+            if (ledger.bucketFor("k0-" + i) == 0) {
                 return "k0-" + i;
             }
         }
@@ -135,7 +137,7 @@ class CollapseLockIT {
             shard.blocking().createItem(CreateItemRequest.newBuilder().setTenantId("acme").setItemId("keep")
                     .setTotal(40).setHomeRegion("local").setBucketCount(4).build());
             LaneEngine engine = shard.node().engine();
-            // The engine learns the item's route when a lane first loads one of its buckets.
+            // The engine learns the item's ledger when a lane first loads one of its buckets.
             assertThat(shard.blocking().reserve(keep("warm")).getOutcome()).isEqualTo(ReserveOutcome.RESERVED);
             String first = keyForBucket0(engine, "keep", 0);
             assertThat(shard.blocking().reserve(keep(first)).getOutcome()).isEqualTo(ReserveOutcome.RESERVED);

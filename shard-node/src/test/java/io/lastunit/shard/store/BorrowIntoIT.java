@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.lastunit.api.inventory.v1.CreateItemRequest;
 import io.lastunit.shard.ShardNodeHarness;
+import io.lastunit.shard.escrow.BorrowSizing;
 import io.lastunit.testkit.PostgresFixture;
 import io.lastunit.testkit.TestTimeouts;
 import java.sql.Connection;
@@ -68,7 +69,8 @@ class BorrowIntoIT {
     private LaneStore.Borrowed borrow(DataSource ds, String item, int to, int from, long need, long cap, long keep)
             throws SQLException {
         try (Connection c = ds.getConnection()) {
-            LaneStore.Borrowed b = store.borrowInto(c, TENANT, item, to, from, need, cap, () -> keep);
+            LaneStore.Borrowed b = store.borrowInto(c, TENANT, item, to, from,
+                    available -> new BorrowSizing(need, cap).units(available, keep));
             if (b == null || b == LaneStore.Borrowed.CLOSED) {
                 c.rollback();
             } else {
@@ -164,8 +166,9 @@ class BorrowIntoIT {
                             int from = (to + 1 + random.nextInt(3)) % 4;
                             try (Connection c = ds.getConnection()) {
                                 LaneStore.boundLockWaits(c, TestTimeouts.scaled(Duration.ofSeconds(5)).toMillis());
-                                LaneStore.Borrowed b = store.borrowInto(c, TENANT, item, to, from, 1 + random.nextInt(20),
-                                        Long.MAX_VALUE, () -> 0);
+                                BorrowSizing sizing = new BorrowSizing(1 + random.nextInt(20), Long.MAX_VALUE);
+                                LaneStore.Borrowed b = store.borrowInto(c, TENANT, item, to, from,
+                                        available -> sizing.units(available, 0));
                                 Thread.sleep(1);
                                 if (b == null) {
                                     c.rollback();

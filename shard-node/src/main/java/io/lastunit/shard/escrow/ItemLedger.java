@@ -1,4 +1,4 @@
-package io.lastunit.shard.lane;
+package io.lastunit.shard.escrow;
 
 import java.util.List;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -6,10 +6,11 @@ import java.util.concurrent.atomic.AtomicLongArray;
 import java.util.concurrent.atomic.LongAdder;
 
 /**
- * What every lane and the engine know about one item's buckets on this shard: which buckets
- * are open (where new Reserves go), each bucket's committed available units and earliest HELD
- * expiry as published by the lane that last committed a change to it, and whether the item
- * collapsed to its home region.
+ * The shared per-item ledger of one item's buckets on this shard, which every lane and the
+ * engine read: which buckets are open (where new Reserves go), each bucket's committed available
+ * units and earliest HELD expiry as published by the lane that last committed a change to it,
+ * the units lent out of each bucket and promised by each bucket's lane, whether a collapse is
+ * done or queued, and whether the item collapsed to its home region.
  *
  * <p>Thread-safe: written by lanes after their commits, read by the engine (routing) and by
  * other lanes (a dry bucket looking for a sibling to borrow from). Published values are hints:
@@ -18,13 +19,13 @@ import java.util.concurrent.atomic.LongAdder;
  * exact values are published after it, so units are never hidden from another lane: a stale
  * value is only ever too high, and a borrow that finds less than a value promised reads the rows.
  */
-final class ItemRoute {
-    final String tenantId;
-    final String itemId;
-    final int bucketCount;
-    final String homeRegion;
+public final class ItemLedger {
+    public final String tenantId;
+    public final String itemId;
+    public final int bucketCount;
+    public final String homeRegion;
     /** Regions the item is sold in (one for a single-region item). */
-    final List<String> regions;
+    public final List<String> regions;
     private volatile int[] open;
     private final AtomicLongArray available;
     private final AtomicLongArray dueMicros;
@@ -41,14 +42,14 @@ final class ItemRoute {
      */
     private final AtomicLongArray promised;
     /** Collapsed into one bucket, or a collapse is queued: request it once. */
-    final AtomicBoolean collapsing = new AtomicBoolean();
+    private final AtomicBoolean collapsing = new AtomicBoolean();
     /** The item shipped its stock home (DESIGN §6): new Reserves here are forwarded. */
-    volatile boolean regionCollapsed;
+    private volatile boolean regionCollapsed;
     /** Reserves decided for the item (every outcome) and SOLD_OUT answers: demand for the balancer. */
-    final LongAdder reserves = new LongAdder();
-    final LongAdder soldOuts = new LongAdder();
+    private final LongAdder reserves = new LongAdder();
+    private final LongAdder soldOuts = new LongAdder();
 
-    ItemRoute(String tenantId, String itemId, int bucketCount, String homeRegion, List<String> regions,
+    public ItemLedger(String tenantId, String itemId, int bucketCount, String homeRegion, List<String> regions,
               int[] open, boolean regionCollapsed) {
         this.tenantId = tenantId;
         this.itemId = itemId;
@@ -70,7 +71,7 @@ final class ItemRoute {
     }
 
     /** The bucket a new Reserve with this idempotency key goes to: stable while the open set is. */
-    int bucketFor(String idempotencyKey) {
+    public int bucketFor(String idempotencyKey) {
         int[] o = open;
         if (o.length == 1) {
             return o[0];
@@ -84,24 +85,55 @@ final class ItemRoute {
         return o[(int) (((h & 0xffffffffL) * o.length) >>> 32)];
     }
 
-    int[] open() {
+    public int[] open() {
         return open;
     }
 
-    void closeAllBut0() {
+    /** The collapse is about to commit: new Reserves go to bucket 0 from now on. */
+    public void closeAllBut0() {
         open = new int[] {0};
         collapsing.set(true);
     }
 
-    boolean multiRegion() {
+    /** True for the one caller that gets to queue the item's collapse. */
+    public boolean claimCollapse() {
+        return collapsing.compareAndSet(false, true);
+    }
+
+    /** The queued collapse did not commit: a later batch may queue it again. */
+    public void collapseFailed() {
+        collapsing.set(false);
+    }
+
+    public boolean regionCollapsed() {
+        return regionCollapsed;
+    }
+
+    /** The item shipped its stock home: new Reserves here are forwarded from now on. */
+    public void markRegionCollapsed() {
+        regionCollapsed = true;
+    }
+
+    /** Adds a batch's Reserves decided for the item and SOLD_OUTs answered, after its commit. */
+    public void countDemand(long decided, long soldOut) {
+        reserves.add(decided);
+        soldOuts.add(soldOut);
+    }
+
+    /** Demand since this node learnt the item: {reserves, soldOuts}. */
+    public long[] demand() {
+        return new long[] {reserves.sum(), soldOuts.sum()};
+    }
+
+    public boolean multiRegion() {
         return regions.size() > 1;
     }
 
-    boolean isHome(String region) {
+    public boolean isHome(String region) {
         return homeRegion.equals(region);
     }
 
-    void publish(int bucketNo, long availableUnits) {
+    public void publish(int bucketNo, long availableUnits) {
         if (bucketNo >= 0 && bucketNo < bucketCount) {
             available.set(bucketNo, availableUnits);
         }
@@ -112,48 +144,48 @@ final class ItemRoute {
      * that adds them: other lanes may then see units a moment early (a borrow that finds less
      * and falls back to reading the rows), never a moment late (a SOLD_OUT while they exist).
      */
-    void raise(int bucketNo, long availableUnits) {
+    public void raise(int bucketNo, long availableUnits) {
         if (bucketNo >= 0 && bucketNo < bucketCount) {
             available.accumulateAndGet(bucketNo, availableUnits, Math::max);
         }
     }
 
     /** After a borrow from {@code bucketNo} committed: the lender row's lent total it returned. */
-    void lentUpTo(int bucketNo, long lentTotal) {
+    public void lentUpTo(int bucketNo, long lentTotal) {
         if (bucketNo >= 0 && bucketNo < bucketCount) {
             lent.accumulateAndGet(bucketNo, lentTotal, Math::max);
         }
     }
 
     /** The highest lent total of the bucket that a committed borrow has returned (0 if none here). */
-    long lent(int bucketNo) {
+    public long lent(int bucketNo) {
         return bucketNo >= 0 && bucketNo < bucketCount ? lent.get(bucketNo) : 0;
     }
 
     /** The bucket's lane promised {@code units} more (negative: the batch ended). */
-    void promise(int bucketNo, long units) {
+    public void promise(int bucketNo, long units) {
         if (bucketNo >= 0 && bucketNo < bucketCount) {
             promised.addAndGet(bucketNo, units);
         }
     }
 
     /** Units of the bucket promised to Reserves of an unfinished batch of its lane. */
-    long promised(int bucketNo) {
+    public long promised(int bucketNo) {
         return bucketNo >= 0 && bucketNo < bucketCount ? Math.max(0, promised.get(bucketNo)) : 0;
     }
 
-    void publishDue(int bucketNo, long micros) {
+    public void publishDue(int bucketNo, long micros) {
         if (bucketNo >= 0 && bucketNo < bucketCount) {
             dueMicros.set(bucketNo, micros);
         }
     }
 
-    long available(int bucketNo) {
+    public long available(int bucketNo) {
         return available.get(bucketNo);
     }
 
     /** Committed available units over every bucket, as last published. */
-    long availableSum() {
+    public long availableSum() {
         long s = 0;
         for (int b = 0; b < bucketCount; b++) {
             s += available.get(b);
@@ -162,7 +194,7 @@ final class ItemRoute {
     }
 
     /** A sibling with holds due for expiry at {@code nowMicros}, or -1. */
-    int siblingDue(int except, long nowMicros) {
+    public int siblingDue(int except, long nowMicros) {
         for (int b = 0; b < bucketCount; b++) {
             if (b != except && dueMicros.get(b) <= nowMicros) {
                 return b;

@@ -1,0 +1,134 @@
+package io.lastunit.shard.escrow;
+
+import io.lastunit.shard.store.ItemStore;
+import io.lastunit.shard.store.LaneStore;
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.util.List;
+import javax.sql.DataSource;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The low-water mark (docs/escrow-buckets.md, "The low-water mark: collapse"): when an item's
+ * published units fall under {@code collapse-below}, its buckets collapse into bucket 0, in a
+ * transaction of their own run by bucket 0's lane. One per lane: {@link #requestIfLow} runs on
+ * any lane's thread after its commit, {@link #collapse} on bucket 0's lane.
+ *
+ * <p>Hazard: bucket 0's lane stands still while the collapse waits for a row lock, so each wait is
+ * bounded ({@link #COLLAPSE_LOCK_TIMEOUT_MILLIS}); a collapse that gave up changed nothing and is
+ * queued again after a later batch.
+ */
+public final class Collapser {
+    private static final Logger log = LoggerFactory.getLogger(Collapser.class);
+    /**
+     * How long a collapse waits for each bucket row lock. Other lanes hold a row only for the end
+     * of a batch or for one borrow (a few milliseconds), and borrows lock in bucket order as the
+     * collapse does, so this is generous; it bounds how long bucket 0's lane can stand still
+     * behind a commit the disk stalls.
+     */
+    public static final long COLLAPSE_LOCK_TIMEOUT_MILLIS = 100;
+    private static final String LOCK_NOT_AVAILABLE = "55P03";
+
+    /** Queues the collapse of an item (to bucket 0's lane). */
+    @FunctionalInterface
+    public interface Requests {
+        void collapse(String tenant, String item);
+    }
+
+    /** A committed collapse: bucket 0's row after it and the keys of the holds in the closed buckets. */
+    public record Collapsed(LaneStore.BucketRow bucket0, List<String> keysOutsideBucket0) {
+    }
+
+    private final int laneIndex;
+    private final DataSource dataSource;
+    private final ItemStore items;
+    private final ItemLedgers ledgers;
+    private final int keyIndexMax;
+    private final long collapseBelow;
+    private final Requests requests;
+
+    public Collapser(int laneIndex, DataSource dataSource, ItemStore items, ItemLedgers ledgers, int keyIndexMax,
+                     long collapseBelow, Requests requests) {
+        this.laneIndex = laneIndex;
+        this.dataSource = dataSource;
+        this.items = items;
+        this.ledgers = ledgers;
+        this.keyIndexMax = keyIndexMax;
+        this.collapseBelow = collapseBelow;
+        this.requests = requests;
+    }
+
+    /** Below the low-water mark, an item with several open buckets collapses into bucket 0 (queued once). */
+    public void requestIfLow(ItemLedger ledger) {
+        if (ledger.open().length > 1 && ledger.availableSum() < collapseBelow && ledger.claimCollapse()) {
+            requests.collapse(ledger.tenantId, ledger.itemId);
+        }
+    }
+
+    /** True when a failed collapse changed nothing: it gave up a lock wait before touching the ledger. */
+    public static boolean changedNothing(SQLException e) {
+        return LOCK_NOT_AVAILABLE.equals(e.getSQLState());
+    }
+
+    /**
+     * Collapses the item's buckets into bucket 0; null when the item has no buckets here. On
+     * failure the collapse may be queued again; unless {@link #changedNothing}, bucket 0's cached
+     * row and keys are to be reloaded (it may have failed after the ledger changed, or in the commit).
+     */
+    public Collapsed collapse(String tenant, String item) throws SQLException {
+        try {
+            return collapseOnce(tenant, item);
+        } catch (SQLException e) {
+            ItemLedger ledger = ledgers.get(tenant, item);
+            if (ledger != null) {
+                ledger.collapseFailed(); // try again after a later batch
+            }
+            if (changedNothing(e)) {
+                log.info("lane {}: collapse of {}/{}#0 gave up after waiting {} ms for a bucket row; tried again"
+                        + " after a later batch", laneIndex, tenant, item, COLLAPSE_LOCK_TIMEOUT_MILLIS);
+            } else {
+                log.warn("lane {}: collapse of {}/{}#0 failed: {}", laneIndex, tenant, item, e.toString());
+            }
+            throw e;
+        }
+    }
+
+    private Collapsed collapseOnce(String tenant, String item) throws SQLException {
+        try (Connection c = dataSource.getConnection()) {
+            try {
+                ItemLedger ledger = ledgers.load(c, tenant, item);
+                LaneStore.BucketRow row = ledger == null ? null
+                        : items.collapseBuckets(c, tenant, item, COLLAPSE_LOCK_TIMEOUT_MILLIS);
+                if (row == null) {
+                    c.rollback();
+                    return null;
+                }
+                List<String> keys = items.keysOutsideBucket0(c, tenant, item, keyIndexMax);
+                // Before the commit: new Reserves go to bucket 0 (which can borrow from any bucket, so
+                // this is right even if the commit fails), and bucket 0 shows its new units early.
+                ledger.closeAllBut0();
+                ledger.raise(0, row.available());
+                c.commit();
+                for (int b = 1; b < ledger.bucketCount; b++) {
+                    ledger.publish(b, 0);
+                }
+                ledger.publish(0, row.available());
+                log.info("lane {}: collapsed {}/{} into bucket 0 ({} available)", laneIndex, tenant, item,
+                        row.available());
+                return new Collapsed(row, keys);
+            } catch (SQLException e) {
+                rollbackQuietly(c);
+                throw e;
+            }
+        }
+    }
+
+    private static void rollbackQuietly(Connection c) {
+        try {
+            c.rollback();
+        } catch (SQLException ignored) {
+            // the connection is broken; the pool evicts it
+        }
+    }
+}
