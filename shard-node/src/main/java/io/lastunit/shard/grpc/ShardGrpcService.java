@@ -33,7 +33,7 @@ import io.lastunit.common.Reason;
 import io.lastunit.shard.lane.LaneEngine;
 import io.lastunit.shard.store.InvariantChecker;
 import io.lastunit.shard.store.ReadPool;
-import io.lastunit.shard.store.TransferStore;
+import io.lastunit.shard.transfer.TransferStore;
 import java.util.Arrays;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicInteger;

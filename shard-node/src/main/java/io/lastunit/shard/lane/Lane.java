@@ -4,12 +4,15 @@ import io.lastunit.common.Failure;
 import io.lastunit.common.Limits;
 import io.lastunit.common.Reason;
 import io.lastunit.shard.escrow.Borrower;
+import io.lastunit.shard.escrow.CachedRows;
 import io.lastunit.shard.escrow.Collapser;
 import io.lastunit.shard.escrow.ItemLedger;
 import io.lastunit.shard.escrow.ItemLedgers;
 import io.lastunit.shard.escrow.Promises;
 import io.lastunit.shard.store.ItemStore;
 import io.lastunit.shard.store.LaneStore;
+import io.lastunit.shard.transfer.ShardTransfers;
+import io.lastunit.shard.transfer.TransferStore;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.time.Duration;
@@ -23,12 +26,14 @@ import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Supplier;
 import javax.sql.DataSource;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -65,7 +70,8 @@ final class Lane implements Runnable {
     private final ItemLedgers ledgers;
     private final Borrower borrower;
     private final Collapser collapser;
-    private final io.lastunit.shard.store.TransferStore transfers = new io.lastunit.shard.store.TransferStore();
+    private final ShardTransfers transfers;
+    private final ItemOperations itemOperations;
     private final LaneQueue queue;
     private final DataSource dataSource;
     private final LaneStore store;
@@ -74,6 +80,21 @@ final class Lane implements Runnable {
     private final Limits limits;
     private final InstantSource clock;
     private final Map<BucketKey, BucketState> buckets = new HashMap<>();
+    /** The cache as item operations, transfers and collapses see it. */
+    private final CachedRows cachedRows = new CachedRows() {
+        @Override
+        public void committed(LaneStore.BucketRow row) {
+            BucketState cached = buckets.get(new BucketKey(row.tenantId(), row.itemId(), row.bucketNo()));
+            if (cached != null) {
+                cached.setCounters(row.allotment(), row.available(), row.held(), row.sold(), row.lent());
+            }
+        }
+
+        @Override
+        public void forget(String tenant, String item, int bucketNo) {
+            buckets.remove(new BucketKey(tenant, item, bucketNo));
+        }
+    };
     private final ArrayDeque<Op> carry = new ArrayDeque<>();
     /** How often each carried operation has been carried; entries leave when the op completes. */
     private final IdentityHashMap<Op, Integer> carried = new IdentityHashMap<>();
@@ -125,6 +146,9 @@ final class Lane implements Runnable {
         this.borrower = new Borrower(dataSource, store, this::dbNowMicros, engine::sweep);
         this.collapser = new Collapser(index, dataSource, items, ledgers, config.keyIndexMax(), config.collapseBelow(),
                 engine::collapse);
+        this.transfers = new ShardTransfers(dataSource, new TransferStore(), items, ledgers, cachedRows,
+                Duration.ofMillis(config.retryAfterMs()));
+        this.itemOperations = new ItemOperations(dataSource, items, ledgers, cachedRows, config, limits);
         this.queue = new LaneQueue(config.queueCapacity());
         this.dataSource = dataSource;
         this.store = store;
@@ -277,15 +301,15 @@ final class Lane implements Runnable {
         for (Op op : batch) {
             try {
                 if (op instanceof Op.CreateItem c) {
-                    createItem(c);
+                    itemOperations.createItem(c);
                 } else if (op instanceof Op.Restock r) {
-                    restock(r);
+                    itemOperations.restock(r);
                 } else if (op instanceof Op.Collapse x) {
                     collapse(x);
                 } else if (op instanceof Op.TransferOut t) {
-                    transferOut(t);
+                    answer(t.future(), () -> transfers.out(t.request()));
                 } else if (op instanceof Op.TransferIn t) {
-                    transferIn(t);
+                    answer(t.future(), () -> transfers.in(t.request()));
                 } else {
                     work.add(op);
                 }
@@ -302,6 +326,15 @@ final class Lane implements Runnable {
         }
         if (!keyAbsent.isEmpty()) {
             keyAbsent.removeIf(op -> op.future().isDone());
+        }
+    }
+
+    /** Completes {@code f} with what {@code step} returns, or with the {@link Failure} it throws. */
+    private static <T> void answer(CompletableFuture<T> f, Supplier<T> step) {
+        try {
+            f.complete(step.get());
+        } catch (Failure e) {
+            f.completeExceptionally(e);
         }
     }
 
@@ -573,56 +606,6 @@ final class Lane implements Runnable {
         carry.add(op);
     }
 
-    // ---- item-level operations, each in its own transaction (rare: admin calls) ----
-
-    private void createItem(Op.CreateItem op) {
-        var r = op.request();
-        long base = r.getTotal();
-        List<String> regions = List.of(r.getHomeRegion());
-        if (r.getRegionQuotasCount() > 0) {
-            var quota = r.getRegionQuotasList().stream().filter(q -> q.getRegion().equals(op.region())).findFirst();
-            if (quota.isEmpty()) {
-                op.future().completeExceptionally(Failure.invalid("region_quotas", "has no quota for region "
-                        + op.region() + ", the region this shard serves"));
-                return;
-            }
-            base = quota.get().getQuantity();
-            regions = r.getRegionQuotasList().stream().map(q -> q.getRegion()).toList();
-        }
-        int bucketCount = r.getBucketCount() != 0 ? r.getBucketCount() : config.defaultBuckets(base);
-        ItemStore.ItemRow asked = new ItemStore.ItemRow(r.getHomeRegion(), r.getTotal(), base, r.getPerBuyerLimit(),
-                op.holdTtlMs(), op.extendByMs(), bucketCount, regions);
-        try (Connection c = dataSource.getConnection()) {
-            try {
-                boolean created = items.createItem(c, r.getTenantId(), r.getItemId(), asked);
-                if (!created) {
-                    ItemStore.ItemRow existing = items.readItem(c, r.getTenantId(), r.getItemId());
-                    c.rollback();
-                    boolean same = asked.equals(existing) || (r.getBucketCount() == 0 && existing != null
-                            && asked.equals(new ItemStore.ItemRow(existing.homeRegion(), existing.createdTotal(),
-                            existing.base(), existing.perBuyerLimit(), existing.holdTtlMs(), existing.extendByMs(),
-                            bucketCount, existing.regions())));
-                    if (!same) {
-                        op.future().completeExceptionally(Failure.of(Reason.ITEM_EXISTS, "item " + r.getTenantId()
-                                + "/" + r.getItemId() + " exists with other parameters: existing=" + existing
-                                + ", requested=" + asked));
-                        return;
-                    }
-                }
-                var stock = items.readStock(c, r.getTenantId(), r.getItemId());
-                c.commit();
-                op.future().complete(io.lastunit.api.inventory.v1.CreateItemResponse.newBuilder()
-                        .setStock(stock).setCreated(created).build());
-            } catch (SQLException e) {
-                rollbackQuietly(c);
-                throw e;
-            }
-        } catch (SQLException e) {
-            op.future().completeExceptionally(Failure.storeUnavailable("CreateItem failed; retry it as it is", e,
-                    retryAfter()));
-        }
-    }
-
     /** Collapses the item's buckets into bucket 0 and teaches bucket 0 the closed buckets' keys. */
     private void collapse(Op.Collapse op) {
         BucketKey k = op.bucket();
@@ -642,198 +625,6 @@ final class Lane implements Runnable {
                 buckets.remove(k); // bucket 0's cached row and keys may be off: reload them
             }
             op.future().completeExceptionally(e);
-        }
-    }
-
-    /** After a commit that wrote a bucket row outside a batch: publish it and refresh the cache. */
-    private void committed(ItemLedger ledger, LaneStore.BucketRow row) {
-        ledger.publish(row.bucketNo(), row.available());
-        BucketState cached = buckets.get(new BucketKey(row.tenantId(), row.itemId(), row.bucketNo()));
-        if (cached != null) {
-            cached.setCounters(row.allotment(), row.available(), row.held(), row.sold(), row.lent());
-        }
-    }
-
-    /** Step 1 of a transfer: take units out of the item's buckets and record OUT PENDING. */
-    private void transferOut(Op.TransferOut op) {
-        var r = op.request();
-        BucketKey k = op.bucket();
-        try (Connection c = dataSource.getConnection()) {
-            try {
-                var existing = transfers.read(c, r.getTransferId(), "OUT");
-                if (existing != null) {
-                    c.rollback();
-                    if (!existing.getTenantId().equals(r.getTenantId()) || !existing.getItemId().equals(r.getItemId())
-                            || !existing.getPeerShardId().equals(r.getPeerShardId())) {
-                        op.future().completeExceptionally(Failure.of(Reason.IDEMPOTENCY_KEY_REUSED, "transfer_id "
-                                + r.getTransferId() + " was used for " + existing.getTenantId() + "/"
-                                + existing.getItemId() + " to " + existing.getPeerShardId()));
-                    } else {
-                        op.future().complete(existing);
-                    }
-                    return;
-                }
-                ItemLedger ledger = ledgers.load(c, k.tenantId(), k.itemId());
-                if (ledger == null) {
-                    c.rollback();
-                    op.future().completeExceptionally(Failure.of(Reason.ITEM_NOT_FOUND,
-                            "no item " + k.tenantId() + "/" + k.itemId() + " on this shard"));
-                    return;
-                }
-                if (r.getCollapse()) {
-                    transfers.markCollapsed(c, k.tenantId(), k.itemId());
-                }
-                List<long[]> rows = transfers.lockBuckets(c, k.tenantId(), k.itemId());
-                long available = 0;
-                for (long[] row : rows) {
-                    available += row[1];
-                }
-                long min = Math.max(1, r.getMinQuantity());
-                long take = Math.min(available, r.getMaxQuantity());
-                io.lastunit.api.shard.v1.Transfer.Builder none = io.lastunit.api.shard.v1.Transfer.newBuilder()
-                        .setTransferId(r.getTransferId()).setDirection(io.lastunit.api.shard.v1.TransferDirection.OUT)
-                        .setTenantId(k.tenantId()).setItemId(k.itemId()).setPeerShardId(r.getPeerShardId())
-                        .setCollapse(r.getCollapse()).setQuantity(0);
-                if (take < min) {
-                    c.commit(); // the collapse mark, if asked for, stands on its own
-                    if (r.getCollapse()) {
-                        ledger.markRegionCollapsed();
-                    }
-                    op.future().complete(none.build());
-                    return;
-                }
-                rows.sort((a, b) -> Long.compare(b[1], a[1]));
-                List<Integer> numbers = new ArrayList<>();
-                List<Long> takes = new ArrayList<>();
-                long left = take;
-                for (long[] row : rows) {
-                    if (left == 0) {
-                        break;
-                    }
-                    long t = Math.min(left, row[1]);
-                    if (t > 0) {
-                        numbers.add((int) row[0]);
-                        takes.add(t);
-                        left -= t;
-                    }
-                }
-                List<LaneStore.BucketRow> after = transfers.takeOut(c, k.tenantId(), k.itemId(),
-                        numbers.toArray(Integer[]::new), takes.toArray(Long[]::new));
-                if (after.size() != numbers.size()) {
-                    throw new SQLException("transfer out matched " + after.size() + " of " + numbers.size()
-                            + " locked buckets", "40001");
-                }
-                var recorded = transfers.recordOut(c, r.getTransferId(), k.tenantId(), k.itemId(), r.getPeerShardId(),
-                        take, r.getCollapse());
-                c.commit();
-                if (r.getCollapse()) {
-                    ledger.markRegionCollapsed();
-                }
-                for (LaneStore.BucketRow row : after) {
-                    committed(ledger, row);
-                }
-                op.future().complete(recorded);
-            } catch (SQLException e) {
-                rollbackQuietly(c);
-                throw e;
-            }
-        } catch (SQLException e) {
-            buckets.remove(k);
-            op.future().completeExceptionally(Failure.storeUnavailable(
-                    "TransferOut outcome unknown; retry with the same transfer_id", e, retryAfter()));
-        }
-    }
-
-    /** Step 2 of a transfer: record IN DONE and credit bucket 0, once per transfer id. */
-    private void transferIn(Op.TransferIn op) {
-        var r = op.request();
-        BucketKey k = op.bucket();
-        try (Connection c = dataSource.getConnection()) {
-            try {
-                ItemLedger ledger = ledgers.load(c, k.tenantId(), k.itemId());
-                if (ledger == null) {
-                    c.rollback();
-                    op.future().completeExceptionally(Failure.of(Reason.ITEM_NOT_FOUND,
-                            "no item " + k.tenantId() + "/" + k.itemId() + " on this shard"));
-                    return;
-                }
-                LaneStore.BucketRow row = transfers.recordInAndCredit(c, r.getTransferId(), k.tenantId(), k.itemId(),
-                        r.getPeerShardId(), r.getQuantity());
-                var recorded = transfers.read(c, r.getTransferId(), "IN");
-                if (row != null) {
-                    ledger.raise(0, row.available());
-                }
-                c.commit();
-                if (recorded == null || !recorded.getTenantId().equals(r.getTenantId())
-                        || !recorded.getItemId().equals(r.getItemId()) || recorded.getQuantity() != r.getQuantity()
-                        || !recorded.getPeerShardId().equals(r.getPeerShardId())) {
-                    op.future().completeExceptionally(Failure.of(Reason.IDEMPOTENCY_KEY_REUSED, "transfer_id "
-                            + r.getTransferId() + " was credited as " + recorded));
-                    return;
-                }
-                if (row != null) {
-                    committed(ledger, row);
-                }
-                op.future().complete(recorded);
-            } catch (SQLException e) {
-                rollbackQuietly(c);
-                throw e;
-            }
-        } catch (SQLException e) {
-            buckets.remove(k);
-            op.future().completeExceptionally(Failure.storeUnavailable(
-                    "TransferIn outcome unknown; retry with the same transfer_id", e, retryAfter()));
-        }
-    }
-
-    private void restock(Op.Restock op) {
-        var r = op.request();
-        try (Connection c = dataSource.getConnection()) {
-            try {
-                if (!items.recordRestock(c, r.getTenantId(), r.getRestockId(), r.getItemId(), r.getQuantity())) {
-                    Object[] prev = items.readRestock(c, r.getTenantId(), r.getItemId(), r.getRestockId());
-                    var stock = items.readStock(c, r.getTenantId(), r.getItemId());
-                    c.rollback();
-                    if (prev == null || !prev[0].equals(r.getItemId()) || (long) prev[1] != r.getQuantity() || stock == null) {
-                        op.future().completeExceptionally(Failure.of(Reason.IDEMPOTENCY_KEY_REUSED, "restock_id "
-                                + r.getRestockId() + " was used for item=" + (prev == null ? "?" : prev[0])
-                                + " quantity=" + (prev == null ? "?" : prev[1])));
-                        return;
-                    }
-                    op.future().complete(io.lastunit.api.inventory.v1.RestockResponse.newBuilder()
-                            .setStock(stock).setApplied(false).build());
-                    return;
-                }
-                LaneStore.BucketRow row = items.restock(c, r.getTenantId(), r.getItemId(), r.getQuantity(),
-                        limits.itemTotalMax());
-                if (row == null) {
-                    boolean exists = items.readItem(c, r.getTenantId(), r.getItemId()) != null;
-                    c.rollback();
-                    op.future().completeExceptionally(exists
-                            ? Failure.invalid("quantity", "is " + r.getQuantity() + ": the item's total would pass "
-                                    + limits.itemTotalMax())
-                            : Failure.of(Reason.ITEM_NOT_FOUND, "no item " + r.getTenantId() + "/" + r.getItemId()));
-                    return;
-                }
-                var stock = items.readStock(c, r.getTenantId(), r.getItemId());
-                ItemLedger known = ledgers.get(r.getTenantId(), r.getItemId());
-                if (known != null) {
-                    known.raise(0, row.available());
-                }
-                c.commit();
-                if (known != null) { // a cached bucket always has its ledger: nothing to refresh otherwise
-                    committed(known, row);
-                }
-                op.future().complete(io.lastunit.api.inventory.v1.RestockResponse.newBuilder()
-                        .setStock(stock).setApplied(true).build());
-            } catch (SQLException e) {
-                rollbackQuietly(c);
-                throw e;
-            }
-        } catch (SQLException e) {
-            buckets.remove(op.bucket());
-            op.future().completeExceptionally(Failure.storeUnavailable(
-                    "Restock outcome unknown; retry with the same restock_id", e, retryAfter()));
         }
     }
 }

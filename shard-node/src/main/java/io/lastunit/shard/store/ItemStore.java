@@ -5,6 +5,7 @@ import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.UUID;
 
@@ -14,8 +15,6 @@ import java.util.UUID;
  * Thread-safe.
  */
 public final class ItemStore {
-    private final TransferStore transfers = new TransferStore();
-
     /** The parameters an item was created with, to answer a repeated CreateItem. */
     public record ItemRow(String homeRegion, long createdTotal, long base, int perBuyerLimit, long holdTtlMs,
                           long extendByMs, int bucketCount, List<String> regions) {
@@ -110,7 +109,7 @@ public final class ItemStore {
         // lane's batch locks only its own buckets' rows, so no cycle. The lock timeout bounds a
         // wait for a commit the disk stalls: the collapse gives up (it is tried again after a later
         // batch) instead of stalling bucket 0's lane.
-        transfers.lockBuckets(c, tenant, item);
+        lockBuckets(c, tenant, item);
         try (PreparedStatement ps = c.prepareStatement(COLLAPSE_MOVE)) {
             ps.setString(1, tenant);
             ps.setString(2, item);
@@ -125,7 +124,24 @@ public final class ItemStore {
         }
     }
 
-    /** Runs after {@link TransferStore#lockBuckets}, on a snapshot that sees the rows this transaction locked. */
+    /** Every bucket of the item, locked in bucket order (a collapse, a transfer): {bucket_no, available}. */
+    public List<long[]> lockBuckets(Connection c, String tenant, String item) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement("""
+                SELECT bucket_no, available FROM buckets WHERE tenant_id = ? AND item_id = ?
+                 ORDER BY bucket_no FOR UPDATE""")) {
+            ps.setString(1, tenant);
+            ps.setString(2, item);
+            List<long[]> rows = new ArrayList<>();
+            try (ResultSet rs = ps.executeQuery()) {
+                while (rs.next()) {
+                    rows.add(new long[] {rs.getInt(1), rs.getLong(2)});
+                }
+            }
+            return rows;
+        }
+    }
+
+    /** Runs after {@link #lockBuckets}, on a snapshot that sees the rows this transaction locked. */
     private static final String COLLAPSE_MOVE = """
             WITH closing AS (
                 SELECT bucket_no, available FROM buckets

@@ -1,9 +1,10 @@
-package io.lastunit.shard.store;
+package io.lastunit.shard.transfer;
 
 import io.lastunit.api.shard.v1.ItemLevel;
 import io.lastunit.api.shard.v1.Transfer;
 import io.lastunit.api.shard.v1.TransferDirection;
 import io.lastunit.api.shard.v1.TransferState;
+import io.lastunit.shard.store.LaneStore;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -14,7 +15,9 @@ import java.util.List;
 /**
  * The demarcation protocol's statements on one shard (DESIGN §7) and the level reads behind
  * ListLevels. Step 1 (OUT) and step 2 (IN) each run in one transaction owned by the caller;
- * every step is idempotent by transfer id. Stateless and thread-safe.
+ * every step is idempotent by transfer id. Step 1 locks the item's rows with
+ * {@code ItemStore.lockBuckets}, in bucket order as a collapse and a borrow do. Stateless and
+ * thread-safe.
  */
 public final class TransferStore {
 
@@ -22,11 +25,11 @@ public final class TransferStore {
             "transfer_id, direction, tenant_id, item_id, peer, qty, state, collapse, created_at";
 
     /** The record of one transfer in one direction on this shard, or null. */
-    public Transfer read(Connection c, String transferId, String direction) throws SQLException {
+    public Transfer read(Connection c, String transferId, TransferDirection direction) throws SQLException {
         try (PreparedStatement ps = c.prepareStatement(
                 "SELECT " + COLUMNS + " FROM transfers WHERE transfer_id = ? AND direction = ?")) {
             ps.setString(1, transferId);
-            ps.setString(2, direction);
+            ps.setString(2, direction.name());
             try (ResultSet rs = ps.executeQuery()) {
                 return rs.next() ? transfer(rs) : null;
             }
@@ -40,23 +43,6 @@ public final class TransferStore {
             ps.setString(1, tenant);
             ps.setString(2, item);
             return ps.executeUpdate() == 1;
-        }
-    }
-
-    /** Every bucket of the item, locked in bucket order: {bucket_no, available}. */
-    public List<long[]> lockBuckets(Connection c, String tenant, String item) throws SQLException {
-        try (PreparedStatement ps = c.prepareStatement("""
-                SELECT bucket_no, available FROM buckets WHERE tenant_id = ? AND item_id = ?
-                 ORDER BY bucket_no FOR UPDATE""")) {
-            ps.setString(1, tenant);
-            ps.setString(2, item);
-            List<long[]> rows = new ArrayList<>();
-            try (ResultSet rs = ps.executeQuery()) {
-                while (rs.next()) {
-                    rows.add(new long[] {rs.getInt(1), rs.getLong(2)});
-                }
-            }
-            return rows;
         }
     }
 
