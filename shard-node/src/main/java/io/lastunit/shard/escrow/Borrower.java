@@ -1,14 +1,13 @@
 package io.lastunit.shard.escrow;
 
 import io.lastunit.shard.store.LaneStore;
-import java.sql.Connection;
+import io.lastunit.shard.store.Transactions;
 import java.sql.SQLException;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.LongSupplier;
-import javax.sql.DataSource;
 
 /**
  * A dry bucket borrowing from its siblings (docs/escrow-buckets.md, "Borrowing"): each borrow a
@@ -64,7 +63,7 @@ public final class Borrower {
      */
     public static final long BORROW_LOCK_TIMEOUT_MILLIS = 100;
 
-    private final DataSource dataSource;
+    private final Transactions transactions;
     private final LaneStore store;
     private final LongSupplier dbNowMicros;
     private final SweepRequests sweeps;
@@ -72,8 +71,8 @@ public final class Borrower {
     private final AtomicLong borrows = new AtomicLong();
     private final AtomicLong borrowedUnits = new AtomicLong();
 
-    public Borrower(DataSource dataSource, LaneStore store, LongSupplier dbNowMicros, SweepRequests sweeps) {
-        this.dataSource = dataSource;
+    public Borrower(Transactions transactions, LaneStore store, LongSupplier dbNowMicros, SweepRequests sweeps) {
+        this.transactions = transactions;
         this.store = store;
         this.dbNowMicros = dbNowMicros;
         this.sweeps = sweeps;
@@ -197,22 +196,23 @@ public final class Borrower {
             throws SQLException {
         BorrowSizing sizing = new BorrowSizing(need, cap);
         LaneStore.Borrowed moved;
-        try (Connection bc = dataSource.getConnection()) {
-            try {
-                LaneStore.boundLockWaits(bc, BORROW_LOCK_TIMEOUT_MILLIS);
-                moved = store.borrowInto(bc, ledger.tenantId, ledger.itemId, into, from,
+        try {
+            moved = transactions.inTransaction(c -> {
+                LaneStore.boundLockWaits(c, BORROW_LOCK_TIMEOUT_MILLIS);
+                LaneStore.Borrowed m = store.borrowInto(c, ledger.tenantId, ledger.itemId, into, from,
                         available -> sizing.units(available, ledger.promised(from)));
-                if (moved == null || moved == LaneStore.Borrowed.CLOSED) {
-                    bc.rollback();
-                    return moved;
+                if (m == null || m == LaneStore.Borrowed.CLOSED) {
+                    c.rollback(); // nothing moved
                 }
-                bc.commit();
-            } catch (SQLException | RuntimeException e) {
-                rollbackQuietly(bc);
-                batch.outcomeUnknown(into);
-                batch.outcomeUnknown(from);
-                throw e;
-            }
+                return m;
+            });
+        } catch (SQLException | RuntimeException e) {
+            batch.outcomeUnknown(into);
+            batch.outcomeUnknown(from);
+            throw e;
+        }
+        if (moved == null || moved == LaneStore.Borrowed.CLOSED) {
+            return moved;
         }
         borrows.incrementAndGet();
         borrowedUnits.addAndGet(moved.units());
@@ -224,24 +224,7 @@ public final class Borrower {
 
     /** Every bucket of the item with its committed available units, read on a connection of its own. */
     private List<long[]> availableByBucket(ItemLedger ledger) throws SQLException {
-        try (Connection bc = dataSource.getConnection()) {
-            try {
-                List<long[]> rows = store.availableByBucket(bc, ledger.tenantId, ledger.itemId);
-                bc.commit();
-                return rows;
-            } catch (SQLException | RuntimeException e) {
-                rollbackQuietly(bc);
-                throw e;
-            }
-        }
-    }
-
-    private static void rollbackQuietly(Connection c) {
-        try {
-            c.rollback();
-        } catch (SQLException ignored) {
-            // the connection is broken; the pool evicts it
-        }
+        return transactions.inTransaction(c -> store.availableByBucket(c, ledger.tenantId, ledger.itemId));
     }
 
     private static int richestUntried(ItemLedger ledger, int except, Set<Integer> tried) {

@@ -2,10 +2,9 @@ package io.lastunit.shard.escrow;
 
 import io.lastunit.shard.store.ItemStore;
 import io.lastunit.shard.store.LaneStore;
-import java.sql.Connection;
+import io.lastunit.shard.store.Transactions;
 import java.sql.SQLException;
 import java.util.List;
-import javax.sql.DataSource;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -41,17 +40,17 @@ public final class Collapser {
     }
 
     private final int laneIndex;
-    private final DataSource dataSource;
+    private final Transactions transactions;
     private final ItemStore items;
     private final ItemLedgers ledgers;
     private final int keyIndexMax;
     private final long collapseBelow;
     private final Requests requests;
 
-    public Collapser(int laneIndex, DataSource dataSource, ItemStore items, ItemLedgers ledgers, int keyIndexMax,
+    public Collapser(int laneIndex, Transactions transactions, ItemStore items, ItemLedgers ledgers, int keyIndexMax,
                      long collapseBelow, Requests requests) {
         this.laneIndex = laneIndex;
-        this.dataSource = dataSource;
+        this.transactions = transactions;
         this.items = items;
         this.ledgers = ledgers;
         this.keyIndexMax = keyIndexMax;
@@ -95,40 +94,31 @@ public final class Collapser {
     }
 
     private Collapsed collapseOnce(String tenant, String item) throws SQLException {
-        try (Connection c = dataSource.getConnection()) {
-            try {
-                ItemLedger ledger = ledgers.load(c, tenant, item);
-                LaneStore.BucketRow row = ledger == null ? null
-                        : items.collapseBuckets(c, tenant, item, COLLAPSE_LOCK_TIMEOUT_MILLIS);
-                if (row == null) {
-                    c.rollback();
-                    return null;
-                }
-                List<String> keys = items.keysOutsideBucket0(c, tenant, item, keyIndexMax);
-                // Before the commit: new Reserves go to bucket 0 (which can borrow from any bucket, so
-                // this is right even if the commit fails), and bucket 0 shows its new units early.
-                ledger.closeAllBut0();
-                ledger.raise(0, row.available());
-                c.commit();
-                for (int b = 1; b < ledger.bucketCount; b++) {
-                    ledger.publish(b, 0);
-                }
-                ledger.publish(0, row.available());
-                log.info("lane {}: collapsed {}/{} into bucket 0 ({} available)", laneIndex, tenant, item,
-                        row.available());
-                return new Collapsed(row, keys);
-            } catch (SQLException e) {
-                rollbackQuietly(c);
-                throw e;
+        Collapsed done = transactions.inTransaction(c -> {
+            ItemLedger ledger = ledgers.load(c, tenant, item);
+            LaneStore.BucketRow row = ledger == null ? null
+                    : items.collapseBuckets(c, tenant, item, COLLAPSE_LOCK_TIMEOUT_MILLIS);
+            if (row == null) {
+                c.rollback();
+                return null;
             }
+            List<String> keys = items.keysOutsideBucket0(c, tenant, item, keyIndexMax);
+            // Before the commit: new Reserves go to bucket 0 (which can borrow from any bucket, so
+            // this is right even if the commit fails), and bucket 0 shows its new units early.
+            ledger.closeAllBut0();
+            ledger.raise(0, row.available());
+            return new Collapsed(row, keys);
+        });
+        if (done == null) {
+            return null;
         }
-    }
-
-    private static void rollbackQuietly(Connection c) {
-        try {
-            c.rollback();
-        } catch (SQLException ignored) {
-            // the connection is broken; the pool evicts it
+        ItemLedger ledger = ledgers.get(tenant, item);
+        for (int b = 1; b < ledger.bucketCount; b++) {
+            ledger.publish(b, 0);
         }
+        ledger.publish(0, done.bucket0().available());
+        log.info("lane {}: collapsed {}/{} into bucket 0 ({} available)", laneIndex, tenant, item,
+                done.bucket0().available());
+        return done;
     }
 }

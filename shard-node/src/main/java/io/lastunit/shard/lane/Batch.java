@@ -7,13 +7,16 @@ import io.lastunit.common.Failure;
 import io.lastunit.common.HoldId;
 import io.lastunit.common.Reason;
 import io.lastunit.shard.escrow.Borrower;
+import io.lastunit.shard.escrow.Collapser;
 import io.lastunit.shard.escrow.ItemLedger;
+import io.lastunit.shard.escrow.ItemLedgers;
 import io.lastunit.shard.escrow.Promises;
 import io.lastunit.shard.store.HoldRow;
 import io.lastunit.shard.store.KeyRef;
 import io.lastunit.shard.store.LaneStore;
 import java.sql.Connection;
 import java.sql.SQLException;
+import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
@@ -43,6 +46,23 @@ import java.util.UUID;
  */
 final class Batch {
 
+    /**
+     * What an attempt works with, the same for every attempt of a lane: the statements, the lane's
+     * cached buckets, the item ledgers, the database clock estimate, the settings, the escrow rooms
+     * (borrowing, the collapse trigger), the operations carried to the next batch, the replier that
+     * answers after the commit, and the lanes that Reserves of other buckets are sent to.
+     */
+    record Collaborators(LaneStore store, BucketCache cache, ItemLedgers ledgers, DbClock clock, LaneConfig config,
+                         Borrower borrower, Collapser collapser, CarryOver carry, Replier replier,
+                         Reroutes reroutes) {
+    }
+
+    /** Sends a Reserve to the lane of another bucket of its item, after the commit. */
+    @FunctionalInterface
+    interface Reroutes {
+        void reroute(Op.Reserve r, int bucketNo);
+    }
+
     /** Why the batch must be decided again, and what to reload or treat as known first. */
     record Redo(String why, Set<BucketKey> buckets, Set<KeyRef> keys) {
     }
@@ -61,7 +81,15 @@ final class Batch {
         final List<String> newKeys = new ArrayList<>();
     }
 
-    private final Lane lane;
+    private final BucketCache cache;
+    private final ItemLedgers ledgers;
+    private final DbClock clock;
+    private final LaneConfig config;
+    private final Borrower borrower;
+    private final Collapser collapser;
+    private final CarryOver carry;
+    private final Replier replier;
+    private final Reroutes lanes;
     private final LazyConnection conn;
     private final List<Op> ops;
     private final Set<KeyRef> keysElsewhere;
@@ -98,15 +126,23 @@ final class Batch {
     private boolean committedInStatement;
     private boolean refusedInOneStatement;
 
-    Batch(Lane lane, LazyConnection conn, List<Op> ops, Set<KeyRef> keysElsewhere, boolean stepwise,
+    Batch(Collaborators rooms, LazyConnection conn, List<Op> ops, Set<KeyRef> keysElsewhere, boolean stepwise,
           Promises promises) {
-        this.lane = lane;
+        this.store = rooms.store();
+        this.cache = rooms.cache();
+        this.ledgers = rooms.ledgers();
+        this.clock = rooms.clock();
+        this.config = rooms.config();
+        this.borrower = rooms.borrower();
+        this.collapser = rooms.collapser();
+        this.carry = rooms.carry();
+        this.replier = rooms.replier();
+        this.lanes = rooms.reroutes();
         this.promises = promises;
         promises.beginAttempt();
         this.conn = conn;
         this.ops = ops;
         this.keysElsewhere = keysElsewhere;
-        this.store = lane.store();
         this.stepwise = stepwise;
     }
 
@@ -114,12 +150,21 @@ final class Batch {
         return conn.get();
     }
 
+    /** The item's ledger, if this node knows the item. */
+    private ItemLedger ledger(BucketKey k) {
+        return ledgers.get(k.tenantId(), k.itemId());
+    }
+
+    private Duration retryAfter() {
+        return Duration.ofMillis(config.retryAfterMs());
+    }
+
     Redo decideAndWrite() throws SQLException {
         List<Op.Reserve> reserves = new ArrayList<>();
         List<Op.HoldAction> actions = new ArrayList<>();
         Map<BucketKey, List<Op.Sweep>> sweeps = new LinkedHashMap<>();
         for (Op op : ops) {
-            BucketState b = lane.bucket(conn, op.bucket());
+            BucketState b = cache.load(conn, op.bucket());
             if (b == null) {
                 failMissing(op);
                 continue;
@@ -160,10 +205,10 @@ final class Batch {
     // ---- expiry ----
 
     private void sweepDue(Map<BucketKey, List<Op.Sweep>> requested) throws SQLException {
-        long now = lane.dbNowMicros();
+        long now = clock.nowMicros();
         Map<BucketKey, Integer> expiredPerBucket = new LinkedHashMap<>();
         for (Op op : ops) {
-            BucketState b = lane.cached(op.bucket());
+            BucketState b = cache.get(op.bucket());
             if (b == null || expiredPerBucket.containsKey(b.key)) {
                 continue;
             }
@@ -181,7 +226,7 @@ final class Batch {
 
     private int sweep(BucketState b) throws SQLException {
         BucketKey k = b.key;
-        int max = lane.config().sweepBatchMax();
+        int max = config.sweepBatchMax();
         List<HoldRow> expired = store.sweep(c(), k.tenantId(), k.itemId(), k.bucketNo(), max);
         Delta d = delta(k);
         d.swept = true;
@@ -204,7 +249,7 @@ final class Batch {
     private void subtractUsage(List<HoldRow> ended) throws SQLException {
         List<HoldRow> limited = new ArrayList<>(ended.size());
         for (HoldRow h : ended) {
-            BucketState b = lane.cached(new BucketKey(h.tenantId(), h.itemId(), h.bucketNo()));
+            BucketState b = cache.get(new BucketKey(h.tenantId(), h.itemId(), h.bucketNo()));
             if (b == null) {
                 throw new IllegalStateException("ended hold " + h.holdId() + " of a bucket not in the lane's cache");
             }
@@ -252,7 +297,7 @@ final class Batch {
         for (int round = 0; !waiting.isEmpty(); round++) {
             if (round == HOLD_ROUNDS_MAX) {
                 for (ArrayDeque<Op.HoldAction> left : waiting.values()) {
-                    left.forEach(lane::carryOver);
+                    left.forEach(carry::carryOver);
                 }
                 return;
             }
@@ -266,7 +311,7 @@ final class Batch {
                 ArrayDeque<Op.HoldAction> behind = e.getValue();
                 Optional<HoldRow> row = settled.get(e.getKey());
                 if (row == null) {
-                    behind.forEach(lane::carryOver); // the first call was carried: so are the ones behind it
+                    behind.forEach(carry::carryOver); // the first call was carried: so are the ones behind it
                     behind.clear();
                 }
                 while (!behind.isEmpty()) {
@@ -309,7 +354,7 @@ final class Batch {
                         list.stream().map(Op.HoldAction::orderRef).toArray(String[]::new));
                 case RELEASE -> store.release(c(), refs);
                 case EXTEND -> store.extend(c(), refs, list.stream()
-                        .map(a -> lane.cached(a.bucket()).item.extendByMs()).toArray(Long[]::new));
+                        .map(a -> cache.get(a.bucket()).item.extendByMs()).toArray(Long[]::new));
             };
             for (HoldRow h : changed) {
                 Op.HoldAction a = unmatched.remove(h.holdId());
@@ -369,7 +414,7 @@ final class Batch {
             HoldRow h = rows.get(a.holdId().uuid());
             HoldTransitions.Verdict v = HoldTransitions.judge(a.holdId(), a.kind(), a.orderRef(), h);
             if (v instanceof HoldTransitions.Apply) {
-                lane.carryOver(a);
+                carry.carryOver(a);
                 continue;
             }
             settled.put(a.holdId().uuid(), Optional.ofNullable(h));
@@ -406,7 +451,7 @@ final class Batch {
         List<Op.Reserve> maybeSoldOut = new ArrayList<>();
         List<Op.Reserve> accepted = new ArrayList<>();
         for (Op.Reserve r : reserves) {
-            BucketState b = lane.cached(r.bucket());
+            BucketState b = cache.get(r.bucket());
             ItemConfig item = b.item;
             var q = r.request();
             KeyRef tk = r.keyRef();
@@ -415,15 +460,15 @@ final class Batch {
                 if (leader.fingerprint().equals(r.fingerprint()) && leader.claim() == r.claim()) {
                     followers.put(r, leader);
                 } else {
-                    lane.carryOver(r); // decided against the leader's committed outcome next batch
+                    carry.carryOver(r); // decided against the leader's committed outcome next batch
                 }
                 continue;
             }
-            if ((b.knowsKey(q.getIdempotencyKey()) && !lane.keyAbsent(r)) || keysElsewhere.contains(tk)) {
+            if ((b.knowsKey(q.getIdempotencyKey()) && !carry.keyAbsent(r)) || keysElsewhere.contains(tk)) {
                 lookups.add(r);
                 continue;
             }
-            ItemLedger ledger = lane.ledger(r.bucket());
+            ItemLedger ledger = ledger(r.bucket());
             int target = ledger == null ? r.bucket().bucketNo() : ledger.bucketFor(q.getIdempotencyKey());
             if (target != r.bucket().bucketNo()) {
                 reroutes.add(Map.entry(r, target));
@@ -431,7 +476,7 @@ final class Batch {
             }
             if (!item.active()) {
                 fail(r, Failure.retryable(Reason.ITEM_NOT_ACTIVE, "item " + q.getTenantId() + "/" + q.getItemId()
-                        + " is " + item.state(), lane.retryAfter()));
+                        + " is " + item.state(), retryAfter()));
                 continue;
             }
             if (r.claim()) {
@@ -453,10 +498,10 @@ final class Batch {
             Delta d = delta(r.bucket());
             long remaining = remaining(b, d, ledger);
             if (remaining < q.getQuantity() && ledger != null && ledger.bucketCount > 1) {
-                Borrower.Outcome outcome = lane.borrower().borrow(ledger, b.key.bucketNo(),
+                Borrower.Outcome outcome = borrower.borrow(ledger, b.key.bucketNo(),
                         q.getQuantity() - remaining, borrowing(b.key, ledger));
                 if (outcome == Borrower.Outcome.WAIT_FOR_SWEEP || outcome == Borrower.Outcome.CLOSED) {
-                    lane.carryOver(r);
+                    carry.carryOver(r);
                     continue;
                 }
                 remaining = remaining(b, d, ledger);
@@ -545,7 +590,7 @@ final class Batch {
             @Override
             public long leftAfterBatch(int bucketNo) {
                 BucketKey sk = new BucketKey(k.tenantId(), k.itemId(), bucketNo);
-                BucketState local = lane.cached(sk);
+                BucketState local = cache.get(sk);
                 Delta sd = deltas.get(sk);
                 return local != null && sd != null ? remaining(local, sd, ledger) : UNTOUCHED;
             }
@@ -554,7 +599,7 @@ final class Batch {
             public void moved(LaneStore.Borrowed moved) {
                 borrowerRows.add(moved.borrower());
                 for (LaneStore.BucketRow r : List.of(moved.lender(), moved.borrower())) {
-                    BucketState cached = lane.cached(new BucketKey(r.tenantId(), r.itemId(), r.bucketNo()));
+                    BucketState cached = cache.get(new BucketKey(r.tenantId(), r.itemId(), r.bucketNo()));
                     if (cached != null) {
                         cached.setCounters(r.allotment(), r.available(), r.held(), r.sold(), r.lent());
                     }
@@ -563,16 +608,9 @@ final class Batch {
 
             @Override
             public void outcomeUnknown(int bucketNo) {
-                markStale(new BucketKey(k.tenantId(), k.itemId(), bucketNo));
+                cache.markStale(new BucketKey(k.tenantId(), k.itemId(), bucketNo));
             }
         };
-    }
-
-    private void markStale(BucketKey k) {
-        BucketState b = lane.cached(k);
-        if (b != null) {
-            b.stale = true;
-        }
     }
 
     /**
@@ -589,7 +627,7 @@ final class Batch {
         all.addAll(forwards);
         all.addAll(claims);
         LaneStore.KeyRecords rec = LaneStore.KeyRecords.of(n);
-        long nowMillis = lane.dbNowMicros() / 1000;
+        long nowMillis = clock.nowMicros() / 1000;
         for (int x = 0; x < n; x++) {
             Op.Reserve r = all.get(x);
             var q = r.request();
@@ -636,7 +674,7 @@ final class Batch {
             return Failure.invalid("home_region", "is " + r.claimHome() + ", but " + what + " has home region "
                     + item.homeRegion());
         }
-        ItemLedger ledger = lane.ledger(r.bucket());
+        ItemLedger ledger = ledger(r.bucket());
         if (ledger == null || !ledger.multiRegion()) {
             return Failure.invalid("home_region", what + " is sold in one region only: its keys need no claim");
         }
@@ -652,8 +690,8 @@ final class Batch {
     }
 
     private Failure forwarded(Op.Reserve r) {
-        ItemLedger ledger = lane.ledger(r.bucket());
-        String home = ledger != null ? ledger.homeRegion : lane.cached(r.bucket()).item.homeRegion();
+        ItemLedger ledger = ledger(r.bucket());
+        String home = ledger != null ? ledger.homeRegion : cache.get(r.bucket()).item.homeRegion();
         var q = r.request();
         return Failure.of(Reason.FORWARDED, "item " + q.getTenantId() + "/" + q.getItemId()
                 + " collapsed to its home region " + home + "; reserve there", Map.of("home_region", home));
@@ -662,7 +700,7 @@ final class Batch {
     private Map<String, Long> readUsage(List<Op.Reserve> reserves) throws SQLException {
         List<Op.Reserve> limited = new ArrayList<>();
         for (Op.Reserve r : reserves) {
-            BucketState b = lane.cached(r.bucket());
+            BucketState b = cache.get(r.bucket());
             if (!r.claim() && b.item.limited() && b.available + delta(r.bucket()).credited > 0) {
                 limited.add(r);
             }
@@ -696,7 +734,7 @@ final class Batch {
             if (known.contains(r.keyRef())) {
                 lookups.add(r);
             } else {
-                soldOut(r, lane.ledger(r.bucket()));
+                soldOut(r, ledger(r.bucket()));
             }
         }
     }
@@ -719,8 +757,8 @@ final class Batch {
                 // The key index named a key the table does not have (a fingerprint collision, or
                 // an insert rolled back): decide it as a new key next batch.
                 keysElsewhere.remove(r.keyRef());
-                lane.markKeyAbsent(r);
-                lane.carryOver(r);
+                carry.markKeyAbsent(r);
+                carry.carryOver(r);
                 continue;
             }
             boolean same = h.fingerprint().equals(r.fingerprint());
@@ -754,7 +792,7 @@ final class Batch {
      */
     private ReserveResponse reserved(Op.Reserve r, Hold hold) {
         ReserveResponse.Builder b = ReserveResponse.newBuilder().setOutcome(ReserveOutcome.RESERVED).setHold(hold);
-        ItemLedger ledger = lane.ledger(r.bucket());
+        ItemLedger ledger = ledger(r.bucket());
         if (!r.claim() && ledger != null && ledger.multiRegion() && !ledger.isHome(r.request().getRegion())) {
             b.setKeyHomeRegion(ledger.homeRegion);
         }
@@ -801,7 +839,7 @@ final class Batch {
         int n = accepted.size();
         NewHolds h = new NewHolds(accepted, new UUID[n], new String[n], new String[n], new Integer[n], new String[n],
                 new Integer[n], new String[n], new String[n], new String[n], new Long[n]);
-        long nowMillis = lane.dbNowMicros() / 1000;
+        long nowMillis = clock.nowMicros() / 1000;
         for (int x = 0; x < n; x++) {
             Op.Reserve r = accepted.get(x);
             var q = r.request();
@@ -815,7 +853,7 @@ final class Batch {
             h.buyer[x] = q.getBuyerId();
             h.key[x] = q.getIdempotencyKey();
             h.fp[x] = r.fingerprint();
-            h.ttl[x] = r.holdTtlMsRequested() != 0 ? r.holdTtlMsRequested() : lane.cached(r.bucket()).item.holdTtlMs();
+            h.ttl[x] = r.holdTtlMsRequested() != 0 ? r.holdTtlMsRequested() : cache.get(r.bucket()).item.holdTtlMs();
         }
         if (mayDefer && !stepwise && !conn.opened()) {
             deferred = h;
@@ -1021,7 +1059,7 @@ final class Batch {
         for (Batch a : attempts) {
             for (LaneStore.BucketRow r : a.borrowerRows) {
                 BucketKey k = new BucketKey(r.tenantId(), r.itemId(), r.bucketNo());
-                ItemLedger ledger = published.contains(k) ? null : a.lane.ledger(k);
+                ItemLedger ledger = published.contains(k) ? null : a.ledger(k);
                 if (ledger != null) {
                     ledger.raise(r.bucketNo(), r.available());
                 }
@@ -1032,7 +1070,7 @@ final class Batch {
     /** Before the commit: raise the published units of buckets this batch adds units to. */
     void raiseBeforeCommit() {
         for (LaneStore.BucketRow r : bucketRows) {
-            ItemLedger ledger = lane.ledger(new BucketKey(r.tenantId(), r.itemId(), r.bucketNo()));
+            ItemLedger ledger = ledger(new BucketKey(r.tenantId(), r.itemId(), r.bucketNo()));
             if (ledger != null) {
                 ledger.raise(r.bucketNo(), r.available());
             }
@@ -1044,17 +1082,17 @@ final class Batch {
         published = true;
         for (LaneStore.BucketRow r : bucketRows) {
             BucketKey k = new BucketKey(r.tenantId(), r.itemId(), r.bucketNo());
-            BucketState b = lane.cached(k);
+            BucketState b = cache.get(k);
             if (b != null) {
                 b.setCounters(r.allotment(), r.available(), r.held(), r.sold(), r.lent());
             }
-            ItemLedger ledger = lane.ledger(k);
+            ItemLedger ledger = ledger(k);
             if (ledger != null) {
                 ledger.publish(r.bucketNo(), r.available());
             }
         }
         for (Map.Entry<BucketKey, Delta> e : deltas.entrySet()) {
-            BucketState b = lane.cached(e.getKey());
+            BucketState b = cache.get(e.getKey());
             if (b == null) {
                 continue;
             }
@@ -1067,18 +1105,18 @@ final class Batch {
                 b.earliestDueMicros = due;
             }
             b.earliestDueMicros = Math.min(b.earliestDueMicros, d.minNewExpiryMicros);
-            ItemLedger ledger = lane.ledger(e.getKey());
+            ItemLedger ledger = ledger(e.getKey());
             if (ledger != null) {
                 ledger.publishDue(e.getKey().bucketNo(), b.earliestDueMicros);
-                lane.collapser().requestIfLow(ledger);
+                collapser.requestIfLow(ledger);
             }
         }
         for (Map.Entry<ItemLedger, long[]> e : demand.entrySet()) {
             e.getKey().countDemand(e.getValue()[0], e.getValue()[1]);
         }
         for (Map.Entry<Op.Reserve, Integer> r : reroutes) {
-            lane.engine().reroute(r.getKey(), r.getValue());
+            lanes.reroute(r.getKey(), r.getValue());
         }
-        lane.reply(completions);
+        replier.reply(completions);
     }
 }

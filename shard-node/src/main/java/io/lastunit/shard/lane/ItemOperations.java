@@ -13,11 +13,11 @@ import io.lastunit.shard.escrow.ItemLedger;
 import io.lastunit.shard.escrow.ItemLedgers;
 import io.lastunit.shard.store.ItemStore;
 import io.lastunit.shard.store.LaneStore;
+import io.lastunit.shard.store.Transactions;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.time.Duration;
 import java.util.List;
-import javax.sql.DataSource;
 
 /**
  * CreateItem and Restock, the item-level administrative calls, each in a transaction of its own
@@ -28,16 +28,16 @@ import javax.sql.DataSource;
  * lane's cache and the caller retries with the same restock id.
  */
 final class ItemOperations {
-    private final DataSource dataSource;
+    private final Transactions transactions;
     private final ItemStore items;
     private final ItemLedgers ledgers;
     private final CachedRows cache;
     private final LaneConfig config;
     private final Limits limits;
 
-    ItemOperations(DataSource dataSource, ItemStore items, ItemLedgers ledgers, CachedRows cache, LaneConfig config,
-                   Limits limits) {
-        this.dataSource = dataSource;
+    ItemOperations(Transactions transactions, ItemStore items, ItemLedgers ledgers, CachedRows cache,
+                   LaneConfig config, Limits limits) {
+        this.transactions = transactions;
         this.items = items;
         this.ledgers = ledgers;
         this.cache = cache;
@@ -66,13 +66,11 @@ final class ItemOperations {
         int bucketCount = r.getBucketCount() != 0 ? r.getBucketCount() : config.defaultBuckets(base);
         ItemStore.ItemRow asked = new ItemStore.ItemRow(r.getHomeRegion(), r.getTotal(), base, r.getPerBuyerLimit(),
                 op.holdTtlMs(), op.extendByMs(), bucketCount, regions);
-        try (Connection c = dataSource.getConnection()) {
-            try {
+        try {
+            transactions.inTransaction(c -> {
                 createItem(c, op, asked);
-            } catch (SQLException e) {
-                rollbackQuietly(c);
-                throw e;
-            }
+                return null;
+            });
         } catch (SQLException e) {
             op.future().completeExceptionally(Failure.storeUnavailable("CreateItem failed; retry it as it is", e,
                     retryAfter()));
@@ -106,13 +104,11 @@ final class ItemOperations {
     }
 
     void restock(Op.Restock op) {
-        try (Connection c = dataSource.getConnection()) {
-            try {
+        try {
+            transactions.inTransaction(c -> {
                 restock(c, op);
-            } catch (SQLException e) {
-                rollbackQuietly(c);
-                throw e;
-            }
+                return null;
+            });
         } catch (SQLException e) {
             BucketKey k = op.bucket();
             cache.forget(k.tenantId(), k.itemId(), k.bucketNo());
@@ -164,13 +160,5 @@ final class ItemOperations {
             return;
         }
         op.future().complete(RestockResponse.newBuilder().setStock(stock).setApplied(false).build());
-    }
-
-    private static void rollbackQuietly(Connection c) {
-        try {
-            c.rollback();
-        } catch (SQLException ignored) {
-            // the connection is broken; the pool evicts it
-        }
     }
 }

@@ -1,8 +1,8 @@
 package io.lastunit.shard.lane;
 
+import io.lastunit.shard.store.Transactions;
 import java.sql.Connection;
 import java.sql.SQLException;
-import javax.sql.DataSource;
 
 /**
  * A lane batch's connection, borrowed from the pool only when the batch first needs the
@@ -10,16 +10,16 @@ import javax.sql.DataSource;
  * bucket, a duplicate in the same batch) never touches the pool or the network. Lane-confined.
  */
 final class LazyConnection implements AutoCloseable {
-    private final DataSource dataSource;
+    private final Transactions transactions;
     private Connection connection;
 
-    LazyConnection(DataSource dataSource) {
-        this.dataSource = dataSource;
+    LazyConnection(Transactions transactions) {
+        this.transactions = transactions;
     }
 
     Connection get() throws SQLException {
         if (connection == null) {
-            connection = dataSource.getConnection();
+            connection = transactions.connection();
         }
         return connection;
     }
@@ -36,11 +36,7 @@ final class LazyConnection implements AutoCloseable {
 
     void rollbackQuietly() {
         if (connection != null) {
-            try {
-                connection.rollback();
-            } catch (SQLException ignored) {
-                // the connection is broken; the pool evicts it
-            }
+            Transactions.rollbackQuietly(connection);
         }
     }
 

@@ -11,12 +11,12 @@ import io.lastunit.shard.escrow.ItemLedger;
 import io.lastunit.shard.escrow.ItemLedgers;
 import io.lastunit.shard.store.ItemStore;
 import io.lastunit.shard.store.LaneStore;
+import io.lastunit.shard.store.Transactions;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import javax.sql.DataSource;
 
 /**
  * The shard's side of the demarcation protocol (docs/demarcation.md): step 1 takes units out
@@ -28,16 +28,16 @@ import javax.sql.DataSource;
  * dropped and the caller retries with the same transfer id.
  */
 public final class ShardTransfers {
-    private final DataSource dataSource;
+    private final Transactions transactions;
     private final TransferStore transfers;
     private final ItemStore items;
     private final ItemLedgers ledgers;
     private final CachedRows cache;
     private final Duration retryAfter;
 
-    public ShardTransfers(DataSource dataSource, TransferStore transfers, ItemStore items, ItemLedgers ledgers,
+    public ShardTransfers(Transactions transactions, TransferStore transfers, ItemStore items, ItemLedgers ledgers,
                           CachedRows cache, Duration retryAfter) {
-        this.dataSource = dataSource;
+        this.transactions = transactions;
         this.transfers = transfers;
         this.items = items;
         this.ledgers = ledgers;
@@ -47,13 +47,8 @@ public final class ShardTransfers {
 
     /** Step 1: the OUT record, new or as first recorded. Throws the {@link Failure} to answer otherwise. */
     public Transfer out(TransferOutRequest r) {
-        try (Connection c = dataSource.getConnection()) {
-            try {
-                return out(c, r);
-            } catch (SQLException e) {
-                rollbackQuietly(c);
-                throw e;
-            }
+        try {
+            return transactions.inTransaction(c -> out(c, r));
         } catch (SQLException e) {
             cache.forget(r.getTenantId(), r.getItemId(), 0);
             throw Failure.storeUnavailable("TransferOut outcome unknown; retry with the same transfer_id", e,
@@ -146,13 +141,8 @@ public final class ShardTransfers {
 
     /** Step 2: the IN record, new or as first recorded. Throws the {@link Failure} to answer otherwise. */
     public Transfer in(TransferInRequest r) {
-        try (Connection c = dataSource.getConnection()) {
-            try {
-                return in(c, r);
-            } catch (SQLException e) {
-                rollbackQuietly(c);
-                throw e;
-            }
+        try {
+            return transactions.inTransaction(c -> in(c, r));
         } catch (SQLException e) {
             cache.forget(r.getTenantId(), r.getItemId(), 0);
             throw Failure.storeUnavailable("TransferIn outcome unknown; retry with the same transfer_id", e,
@@ -193,13 +183,5 @@ public final class ShardTransfers {
 
     private static Failure noItem(String tenant, String item) {
         return Failure.of(Reason.ITEM_NOT_FOUND, "no item " + tenant + "/" + item + " on this shard");
-    }
-
-    private static void rollbackQuietly(Connection c) {
-        try {
-            c.rollback();
-        } catch (SQLException ignored) {
-            // the connection is broken; the pool evicts it
-        }
     }
 }
