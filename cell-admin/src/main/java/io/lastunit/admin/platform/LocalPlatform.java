@@ -1,5 +1,6 @@
 package io.lastunit.admin.platform;
 
+import io.lastunit.admin.platform.wiring.Wired;
 import io.lastunit.api.topology.v1.ShardInfo;
 import io.lastunit.balancer.BalancerConfig;
 import io.lastunit.balancer.BalancerNode;
@@ -12,7 +13,6 @@ import io.lastunit.router.RouterNode;
 import io.lastunit.router.auth.Authenticator;
 import io.lastunit.shard.ShardConfig;
 import io.lastunit.shard.ShardNode;
-import io.micronaut.context.ApplicationContext;
 import java.io.IOException;
 import java.net.ServerSocket;
 import java.nio.file.Path;
@@ -73,9 +73,9 @@ public final class LocalPlatform implements AutoCloseable {
     private String zookeeper;
     private CuratorFramework admin;
     private final Map<String, ShardInfo> shards = new LinkedHashMap<>();
-    private final Map<String, ApplicationContext> shardContexts = new HashMap<>();
+    private final Map<String, Wired> shardContexts = new HashMap<>();
     private final Map<String, ShardConfig.Jdbc> shardJdbc = new HashMap<>();
-    private ApplicationContext routerContext;
+    private Wired routerContext;
     private RouterNode router;
 
     private LocalPlatform(Builder b) {
@@ -310,9 +310,9 @@ public final class LocalPlatform implements AutoCloseable {
         props.put("lastunit.shard.lanes", 2);
         props.put("lastunit.shard.read-threads", 1);
         props.putAll(shardOverrides);
-        ApplicationContext ctx = ApplicationContext.run(props);
+        Wired ctx = Wired.run(props);
         try {
-            ShardNode node = ctx.getBean(ShardNode.class).start();
+            ShardNode node = ctx.bean(ShardNode.class).start();
             shardContexts.put(shardId, ctx);
             return node;
         } catch (IOException | RuntimeException e) {
@@ -323,7 +323,7 @@ public final class LocalPlatform implements AutoCloseable {
 
     /** Stops a shard node: it leaves ZooKeeper, finishes what it accepted, and closes. */
     public void stopShard(String shardId) {
-        ApplicationContext ctx = shardContexts.remove(shardId);
+        Wired ctx = shardContexts.remove(shardId);
         if (ctx != null) {
             ctx.close();
         }
@@ -336,9 +336,9 @@ public final class LocalPlatform implements AutoCloseable {
         props.put("lastunit.router.regions", regions);
         props.put("lastunit.router.tokens", tokenGrants);
         props.putAll(routerOverrides);
-        routerContext = ApplicationContext.run(props);
-        router = routerClock == null ? routerContext.getBean(RouterNode.class)
-                : new RouterNode(routerContext.getBean(RouterConfig.class), routerClock);
+        routerContext = Wired.run(props);
+        router = routerClock == null ? routerContext.bean(RouterNode.class)
+                : new RouterNode(routerContext.bean(RouterConfig.class), routerClock);
         router.start();
     }
 
@@ -369,8 +369,8 @@ public final class LocalPlatform implements AutoCloseable {
     }
 
     public ShardNode shard(String shardId) {
-        ApplicationContext ctx = shardContexts.get(shardId);
-        return ctx == null ? null : ctx.getBean(ShardNode.class);
+        Wired ctx = shardContexts.get(shardId);
+        return ctx == null ? null : ctx.bean(ShardNode.class);
     }
 
     @Override
