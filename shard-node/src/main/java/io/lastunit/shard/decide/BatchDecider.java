@@ -119,15 +119,15 @@ public final class BatchDecider {
             Map<Slot, Integer> count = new HashMap<>();
             for (Slot s : touched) {
                 BucketFacts b = buckets.get(s);
-                if (b == null || !(asked.contains(s) || b.earliestDueMicros() <= now)) {
-                    continue;
-                }
                 Loaded.Due due = in.due.get(s);
-                if (due == null) {
-                    needs.due().add(s);
+                if (b == null) {
                     continue;
                 }
-                count.put(s, expireDue(b, due));
+                if (due != null) {
+                    count.put(s, expireDue(b, due)); // loaded because it was due: the database judged which
+                } else if (asked.contains(s) || b.earliestDueMicros() <= now) {
+                    needs.due().add(s);
+                }
             }
             for (Call c : calls) {
                 if (c instanceof Call.Sweep sw) {

@@ -19,6 +19,7 @@ public record HoldFacts(
         String idempotencyKey,
         String fingerprint,
         RowState state,
+        long createdAtMicros,
         long expiresAtMicros,
         boolean extended,
         String orderRef) {
@@ -42,6 +43,7 @@ public record HoldFacts(
     }
 
     HoldFacts with(RowState s, long expires, boolean ext, String ref) {
-        return new HoldFacts(holdId, slot, region, qty, buyerId, idempotencyKey, fingerprint, s, expires, ext, ref);
+        return new HoldFacts(holdId, slot, region, qty, buyerId, idempotencyKey, fingerprint, s, createdAtMicros, expires,
+                ext, ref);
     }
 }

@@ -72,17 +72,7 @@ public final class ItemLedger {
 
     /** The bucket a new Reserve with this idempotency key goes to: stable while the open set is. */
     public int bucketFor(String idempotencyKey) {
-        int[] o = open;
-        if (o.length == 1) {
-            return o[0];
-        }
-        int h = idempotencyKey.hashCode(); // murmur3's finalizer: every key bit reaches every bucket bit
-        h ^= h >>> 16;
-        h *= 0x85ebca6b;
-        h ^= h >>> 13;
-        h *= 0xc2b2ae35;
-        h ^= h >>> 16;
-        return o[(int) (((h & 0xffffffffL) * o.length) >>> 32)];
+        return io.lastunit.shard.decide.BucketChoice.bucketFor(open, idempotencyKey);
     }
 
     public int[] open() {

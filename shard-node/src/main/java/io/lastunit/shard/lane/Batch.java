@@ -1,11 +1,16 @@
 package io.lastunit.shard.lane;
 
-import io.lastunit.api.inventory.v1.Hold;
-import io.lastunit.api.inventory.v1.ReserveOutcome;
-import io.lastunit.api.inventory.v1.ReserveResponse;
-import io.lastunit.common.Failure;
-import io.lastunit.common.HoldId;
-import io.lastunit.common.Reason;
+import io.lastunit.shard.decide.BatchDecider;
+import io.lastunit.shard.decide.BorrowResult;
+import io.lastunit.shard.decide.BucketFacts;
+import io.lastunit.shard.decide.Call;
+import io.lastunit.shard.decide.Decided;
+import io.lastunit.shard.decide.Decision;
+import io.lastunit.shard.decide.KeyName;
+import io.lastunit.shard.decide.Loaded;
+import io.lastunit.shard.decide.Needs;
+import io.lastunit.shard.decide.Outcome;
+import io.lastunit.shard.decide.Slot;
 import io.lastunit.shard.escrow.Borrower;
 import io.lastunit.shard.escrow.Collapser;
 import io.lastunit.shard.escrow.ItemLedger;
@@ -14,37 +19,32 @@ import io.lastunit.shard.escrow.Promises;
 import io.lastunit.shard.store.HoldRow;
 import io.lastunit.shard.store.KeyRef;
 import io.lastunit.shard.store.LaneStore;
-import java.sql.Connection;
 import java.sql.SQLException;
 import java.time.Duration;
-import java.time.Instant;
-import java.util.ArrayDeque;
 import java.util.ArrayList;
-import java.util.HashMap;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Optional;
 import java.util.Set;
-import java.util.UUID;
 
 /**
- * One attempt at one batch of a lane, inside one transaction. In order:
- * <ol>
- *   <li>load the buckets the batch touches (cache misses only);</li>
- *   <li>sweep buckets whose earliest expiry has passed, so expired holds never make a false
- *       SOLD_OUT, then apply Confirm / Release / Extend (one statement each);</li>
- *   <li>decide every Reserve in memory: retries by the bucket's key set, SOLD_OUT when the
- *       bucket (plus what this batch gave back) is dry, LIMIT_EXCEEDED from buyer usage;</li>
- *   <li>insert all new holds with one multi-row statement, then buyer usage;</li>
- *   <li>last, one conditional update of every touched bucket's counters.</li>
- * </ol>
- * {@link #decideAndWrite} returns null when the batch is ready to commit, or a {@link Redo}
- * when the database refused the cached view (a key already used, stale counters, usage
- * changed underneath); the lane then rolls back and decides again. Results are published
- * only by {@link #publish}, after the commit. Lane-confined; not thread-safe.
+ * One attempt at one batch of a lane: load → decide → write. The buckets the batch touches come
+ * from the lane's cache (loaded on a miss); the pure {@link BatchDecider} decides every call and
+ * says what it needs first — rows to read ({@link BatchLoader}) or borrows for dry buckets
+ * ({@link Borrower}, each a short transaction of its own) — and is asked again with them, at most
+ * {@link #DECIDE_ROUNDS_MAX} times; no transaction opens inside a decision. Then one
+ * {@link BatchWriter} writes the decision in the attempt's transaction. {@link #decideAndWrite}
+ * returns null when the attempt is ready to commit, or a {@link Redo} when the database refused
+ * the lane's view; the lane then rolls back and decides again. Callers are answered only by
+ * {@link #publish}, after the commit. Lane-confined; not thread-safe.
  */
 final class Batch {
+    /**
+     * Decisions per attempt: a first one; one after loading rows (keys, usage, holds, due holds);
+     * one after borrowing; one after a borrow's sweep request or a second load. More is a bug.
+     */
+    static final int DECIDE_ROUNDS_MAX = 6;
 
     /**
      * What an attempt works with, the same for every attempt of a lane: the statements, the lane's
@@ -63,974 +63,162 @@ final class Batch {
         void reroute(Op.Reserve r, int bucketNo);
     }
 
-    /** Why the batch must be decided again, and what to reload or treat as known first. */
+    /** Why the batch must be decided again, and what to reload or look up first. */
     record Redo(String why, Set<BucketKey> buckets, Set<KeyRef> keys) {
     }
 
-    /** Counter changes of one bucket within this batch. */
-    private static final class Delta {
-        long available;
-        long held;
-        long sold;
-        /** Units taken by reserves decided in this batch. */
-        long taken;
-        /** Units given back by releases and expiries in this batch. */
-        long credited;
-        boolean swept;
-        long minNewExpiryMicros = Long.MAX_VALUE;
-        final List<String> newKeys = new ArrayList<>();
-    }
-
-    private final BucketCache cache;
-    private final ItemLedgers ledgers;
-    private final DbClock clock;
-    private final LaneConfig config;
-    private final Borrower borrower;
-    private final Collapser collapser;
-    private final CarryOver carry;
-    private final Replier replier;
-    private final Reroutes lanes;
+    private final Collaborators rooms;
     private final LazyConnection conn;
     private final List<Op> ops;
-    private final Set<KeyRef> keysElsewhere;
-    private final LaneStore store;
-
-    private final Map<BucketKey, Delta> deltas = new LinkedHashMap<>();
-    private final List<Runnable> completions = new ArrayList<>();
-    private final List<LaneStore.BucketRow> bucketRows = new ArrayList<>();
-    private final Map<BucketKey, Long> recomputedDue = new HashMap<>();
-    /**
-     * Rows of the borrowing buckets after this batch's borrows, each committed already. The
-     * lender's published level is set right after its borrow commits; the borrower's only when
-     * the batch ends ({@link #publish} with its final row, or {@link #publishBorrows}), so that
-     * units this batch is still promising are not offered to other lanes' borrows meanwhile.
-     */
-    private final List<LaneStore.BucketRow> borrowerRows = new ArrayList<>();
-    private boolean published;
+    private final List<Call> calls;
+    private final Set<KeyName> lookUp = new HashSet<>();
+    private final boolean stepwise;
     /** What the lane's batch holds against other lanes' borrows, across its attempts. */
     private final Promises promises;
-    /** Reserves that belong to another bucket's lane, sent there after the commit. */
-    private final List<Map.Entry<Op.Reserve, Integer>> reroutes = new ArrayList<>();
-    /** Reserves for an item collapsed to its home region, to be recorded FORWARDED. */
-    private final List<Op.Reserve> forwards = new ArrayList<>();
-    /** Claims of keys new here (ShardService.ClaimKey), to be recorded CLAIMED. */
-    private final List<Op.Reserve> claims = new ArrayList<>();
-    /** Reserves decided and SOLD_OUTs answered per item, added to the item's counters after the commit. */
-    private final Map<ItemLedger, long[]> demand = new java.util.IdentityHashMap<>();
-
-    /** Never one statement: after a refusal, decide again with the separate statements. */
-    private final boolean stepwise;
-    /** New holds prepared but not yet written, for the one statement. */
-    private NewHolds deferred;
-    private boolean oneStatementSent;
-    private boolean committedInStatement;
-    private boolean refusedInOneStatement;
+    /**
+     * Rows of the borrowing buckets after this attempt's borrows, each committed already. The
+     * lender's published level is set right after its borrow commits; the borrower's only when the
+     * batch ends ({@link #publish} with its final row, or {@link #publishBorrows}), so that units
+     * this batch is still promising are not offered to other lanes' borrows meanwhile.
+     */
+    private final List<LaneStore.BucketRow> borrowerRows = new ArrayList<>();
+    private Map<Slot, BucketFacts> facts;
+    private Loaded loaded;
+    private Decided decided;
+    private BatchWriter writer;
+    private boolean published;
 
     Batch(Collaborators rooms, LazyConnection conn, List<Op> ops, Set<KeyRef> keysElsewhere, boolean stepwise,
           Promises promises) {
-        this.store = rooms.store();
-        this.cache = rooms.cache();
-        this.ledgers = rooms.ledgers();
-        this.clock = rooms.clock();
-        this.config = rooms.config();
-        this.borrower = rooms.borrower();
-        this.collapser = rooms.collapser();
-        this.carry = rooms.carry();
-        this.replier = rooms.replier();
-        this.lanes = rooms.reroutes();
-        this.promises = promises;
-        promises.beginAttempt();
+        this.rooms = rooms;
         this.conn = conn;
         this.ops = ops;
-        this.keysElsewhere = keysElsewhere;
+        this.calls = Facts.calls(ops);
+        for (KeyRef k : keysElsewhere) {
+            lookUp.add(Facts.keyName(k));
+        }
         this.stepwise = stepwise;
-    }
-
-    private Connection c() throws SQLException {
-        return conn.get();
-    }
-
-    /** The item's ledger, if this node knows the item. */
-    private ItemLedger ledger(BucketKey k) {
-        return ledgers.get(k.tenantId(), k.itemId());
-    }
-
-    private Duration retryAfter() {
-        return Duration.ofMillis(config.retryAfterMs());
+        this.promises = promises;
     }
 
     Redo decideAndWrite() throws SQLException {
-        List<Op.Reserve> reserves = new ArrayList<>();
-        List<Op.HoldAction> actions = new ArrayList<>();
-        Map<BucketKey, List<Op.Sweep>> sweeps = new LinkedHashMap<>();
+        decided = decide();
+        writer = new BatchWriter(rooms.store(), conn, ops, rooms.clock().nowMicros() / 1000);
+        return writer.write(decided, stepwise);
+    }
+
+    /** Decides, loading and borrowing between decisions as they ask, until every call has its outcome. */
+    private Decided decide() throws SQLException {
+        loaded = new Loaded(rooms.clock().nowMicros());
+        boolean nowRead = false;
+        BatchLoader loader = new BatchLoader(rooms.store(), rooms.config().sweepBatchMax());
+        for (int round = 0; ; round++) {
+            facts = facts();
+            Decision d = BatchDecider.decide(calls, facts, loaded, lookUp);
+            if (d instanceof Decided done) {
+                promise(takenBy(done));
+                return done;
+            }
+            Needs n = ((Decision.More) d).needs();
+            promise(n.taken());
+            if (round == DECIDE_ROUNDS_MAX - 1) {
+                throw new IllegalStateException("a batch of " + ops.size() + " still needs " + n + " after "
+                        + DECIDE_ROUNDS_MAX + " decisions");
+            }
+            if (!n.onlyBorrows()) {
+                loader.load(n, conn, loaded, nowRead);
+                nowRead |= !n.holds().isEmpty() || !n.due().isEmpty();
+            }
+            for (Map.Entry<Slot, Long> b : n.borrows().entrySet()) {
+                loaded.borrowed(b.getKey(), borrow(b.getKey(), b.getValue(), n));
+            }
+        }
+    }
+
+    /** The touched buckets, from the cache (a miss or a stale row is loaded: the first of the loads). */
+    private Map<Slot, BucketFacts> facts() throws SQLException {
+        Map<Slot, BucketFacts> m = new LinkedHashMap<>();
         for (Op op : ops) {
-            BucketState b = cache.load(conn, op.bucket());
-            if (b == null) {
-                failMissing(op);
+            Slot s = Facts.slot(op.bucket());
+            if (m.containsKey(s)) {
                 continue;
             }
-            if (op instanceof Op.Reserve r) {
-                reserves.add(r);
-            } else if (op instanceof Op.HoldAction a) {
-                actions.add(a);
-            } else if (op instanceof Op.Sweep s) {
-                sweeps.computeIfAbsent(s.bucket(), k -> new ArrayList<>()).add(s);
+            BucketState b = rooms.cache().load(conn, op.bucket());
+            if (b != null) {
+                m.put(s, Facts.bucket(b, ledger(op.bucket())));
             }
         }
-        sweepDue(sweeps);
-        applyHoldActions(actions);
-        Redo redo = decideReserves(reserves);
-        if (redo != null) {
-            return redo;
-        }
-        return applyBucketDeltas();
+        return m;
     }
 
-    private void failMissing(Op op) {
-        BucketKey k = op.bucket();
-        if (op instanceof Op.HoldAction a) {
-            op.future().completeExceptionally(Failure.of(Reason.HOLD_NOT_FOUND, "no hold " + a.holdId().encode()));
-        } else if (op instanceof Op.Sweep s) {
-            s.future().complete(0);
-        } else {
-            op.future().completeExceptionally(Failure.of(Reason.ITEM_NOT_FOUND,
-                    "no item " + k.tenantId() + "/" + k.itemId() + " on this shard"));
-        }
+    private ItemLedger ledger(BucketKey k) {
+        return rooms.ledgers().get(k.tenantId(), k.itemId());
     }
 
-    private Delta delta(BucketKey k) {
-        return deltas.computeIfAbsent(k, x -> new Delta());
+    private static Map<Slot, Long> takenBy(Decided d) {
+        Map<Slot, Long> taken = new LinkedHashMap<>();
+        d.deltas().forEach((s, delta) -> taken.put(s, delta.taken()));
+        return taken;
     }
 
-    // ---- expiry ----
-
-    private void sweepDue(Map<BucketKey, List<Op.Sweep>> requested) throws SQLException {
-        long now = clock.nowMicros();
-        Map<BucketKey, Integer> expiredPerBucket = new LinkedHashMap<>();
-        for (Op op : ops) {
-            BucketState b = cache.get(op.bucket());
-            if (b == null || expiredPerBucket.containsKey(b.key)) {
-                continue;
+    /** The units this decision takes, held against other lanes' borrows (items of several buckets). */
+    private void promise(Map<Slot, Long> taken) {
+        promises.beginAttempt();
+        for (Map.Entry<Slot, Long> e : taken.entrySet()) {
+            ItemLedger ledger = ledger(Facts.key(e.getKey()));
+            if (ledger != null && ledger.bucketCount > 1 && e.getValue() > 0) {
+                promises.want(ledger, e.getKey().bucketNo(), e.getValue());
             }
-            if (requested.containsKey(b.key) || b.earliestDueMicros <= now) {
-                expiredPerBucket.put(b.key, sweep(b));
-            }
-        }
-        for (Map.Entry<BucketKey, List<Op.Sweep>> e : requested.entrySet()) {
-            int n = expiredPerBucket.getOrDefault(e.getKey(), 0);
-            for (Op.Sweep s : e.getValue()) {
-                completions.add(() -> s.future().complete(n));
-            }
-        }
-    }
-
-    private int sweep(BucketState b) throws SQLException {
-        BucketKey k = b.key;
-        int max = config.sweepBatchMax();
-        List<HoldRow> expired = store.sweep(c(), k.tenantId(), k.itemId(), k.bucketNo(), max);
-        Delta d = delta(k);
-        d.swept = true;
-        for (HoldRow h : expired) {
-            credit(d, h);
-        }
-        subtractUsage(expired);
-        recomputedDue.put(k, expired.size() >= max ? Long.MIN_VALUE
-                : store.earliestDue(c(), k.tenantId(), k.itemId(), k.bucketNo()));
-        return expired.size();
-    }
-
-    private static void credit(Delta d, HoldRow h) {
-        d.available += h.qty();
-        d.held -= h.qty();
-        d.credited += h.qty();
-    }
-
-    /** Gives back the buyer usage of ended holds (released, expired) of limited items. */
-    private void subtractUsage(List<HoldRow> ended) throws SQLException {
-        List<HoldRow> limited = new ArrayList<>(ended.size());
-        for (HoldRow h : ended) {
-            BucketState b = cache.get(new BucketKey(h.tenantId(), h.itemId(), h.bucketNo()));
-            if (b == null) {
-                throw new IllegalStateException("ended hold " + h.holdId() + " of a bucket not in the lane's cache");
-            }
-            if (b.item.limited()) {
-                limited.add(h);
-            }
-        }
-        if (limited.isEmpty()) {
-            return;
-        }
-        int n = limited.size();
-        String[] t = new String[n];
-        String[] i = new String[n];
-        String[] b = new String[n];
-        Long[] q = new Long[n];
-        for (int x = 0; x < n; x++) {
-            HoldRow h = limited.get(x);
-            t[x] = h.tenantId();
-            i[x] = h.itemId();
-            b[x] = h.buyerId();
-            q[x] = (long) h.qty();
-        }
-        store.subtractUsage(c(), t, i, b, q);
-    }
-
-    // ---- confirm, release, extend ----
-
-    /**
-     * Rounds of hold transitions in one batch: calls on the same hold are decided as if they had
-     * arrived one after another. A round runs the first waiting call of every hold; the calls
-     * behind it are judged against the row it left ({@link HoldTransitions}), and the first of them
-     * that still changes the hold (only possible after an Extend: a Confirm or Release) runs in the
-     * next round. So two rounds settle any mix; the bound is for a rule change that breaks that.
-     */
-    static final int HOLD_ROUNDS_MAX = 3;
-
-    private void applyHoldActions(List<Op.HoldAction> actions) throws SQLException {
-        if (actions.isEmpty()) {
-            return;
-        }
-        Map<UUID, ArrayDeque<Op.HoldAction>> waiting = new LinkedHashMap<>();
-        for (Op.HoldAction a : actions) {
-            waiting.computeIfAbsent(a.holdId().uuid(), k -> new ArrayDeque<>()).add(a);
-        }
-        for (int round = 0; !waiting.isEmpty(); round++) {
-            if (round == HOLD_ROUNDS_MAX) {
-                for (ArrayDeque<Op.HoldAction> left : waiting.values()) {
-                    left.forEach(carry::carryOver);
-                }
-                return;
-            }
-            List<Op.HoldAction> heads = new ArrayList<>(waiting.size());
-            for (ArrayDeque<Op.HoldAction> q : waiting.values()) {
-                heads.add(q.poll());
-            }
-            Map<UUID, Optional<HoldRow>> settled = applyRound(heads);
-            for (var it = waiting.entrySet().iterator(); it.hasNext(); ) {
-                var e = it.next();
-                ArrayDeque<Op.HoldAction> behind = e.getValue();
-                Optional<HoldRow> row = settled.get(e.getKey());
-                if (row == null) {
-                    behind.forEach(carry::carryOver); // the first call was carried: so are the ones behind it
-                    behind.clear();
-                }
-                while (!behind.isEmpty()) {
-                    Op.HoldAction a = behind.peek();
-                    HoldTransitions.Verdict v = HoldTransitions.judge(a.holdId(), a.kind(), a.orderRef(),
-                            row.orElse(null));
-                    if (v instanceof HoldTransitions.Apply) {
-                        break; // it changes the hold: its statement runs in the next round
-                    }
-                    answer(behind.poll(), v);
-                }
-                if (behind.isEmpty()) {
-                    it.remove();
-                }
-            }
-        }
-    }
-
-    /**
-     * One round: at most one call per hold, one statement per kind. Answers every call, and
-     * returns the row each hold has after it (empty: no such hold); a hold whose call was carried
-     * to the next batch is absent.
-     */
-    private Map<UUID, Optional<HoldRow>> applyRound(List<Op.HoldAction> heads) throws SQLException {
-        Map<Op.HoldAction.Kind, List<Op.HoldAction>> byKind = new LinkedHashMap<>();
-        for (Op.HoldAction a : heads) {
-            byKind.computeIfAbsent(a.kind(), k -> new ArrayList<>()).add(a);
-        }
-        Map<UUID, Op.HoldAction> unmatched = new LinkedHashMap<>();
-        for (Op.HoldAction a : heads) {
-            unmatched.put(a.holdId().uuid(), a);
-        }
-        Map<UUID, Optional<HoldRow>> settled = new HashMap<>();
-        List<HoldRow> released = new ArrayList<>();
-        for (Map.Entry<Op.HoldAction.Kind, List<Op.HoldAction>> e : byKind.entrySet()) {
-            List<Op.HoldAction> list = e.getValue();
-            LaneStore.HoldRefs refs = holdRefs(list);
-            List<HoldRow> changed = switch (e.getKey()) {
-                case CONFIRM -> store.confirm(c(), refs,
-                        list.stream().map(Op.HoldAction::orderRef).toArray(String[]::new));
-                case RELEASE -> store.release(c(), refs);
-                case EXTEND -> store.extend(c(), refs, list.stream()
-                        .map(a -> cache.get(a.bucket()).item.extendByMs()).toArray(Long[]::new));
-            };
-            for (HoldRow h : changed) {
-                Op.HoldAction a = unmatched.remove(h.holdId());
-                Delta d = delta(a.bucket());
-                switch (a.kind()) {
-                    case CONFIRM -> {
-                        d.held -= h.qty();
-                        d.sold += h.qty();
-                    }
-                    case RELEASE -> {
-                        credit(d, h);
-                        released.add(h);
-                    }
-                    case EXTEND -> {
-                        // counters unchanged; the expiry only moved later
-                    }
-                }
-                settled.put(h.holdId(), Optional.of(h));
-                Hold proto = h.toProto();
-                completions.add(() -> a.future().complete(proto));
-            }
-        }
-        subtractUsage(released);
-        if (!unmatched.isEmpty()) {
-            explainUnmatched(unmatched, settled);
-        }
-        return settled;
-    }
-
-    private static LaneStore.HoldRefs holdRefs(List<Op.HoldAction> list) {
-        int n = list.size();
-        LaneStore.HoldRefs refs = new LaneStore.HoldRefs(new UUID[n], new String[n], new String[n],
-                new Integer[n], new String[n]);
-        for (int x = 0; x < n; x++) {
-            HoldId id = list.get(x).holdId();
-            refs.ids()[x] = id.uuid();
-            refs.tenants()[x] = id.tenantId();
-            refs.items()[x] = id.itemId();
-            refs.buckets()[x] = id.bucketNo();
-            refs.regions()[x] = id.region();
-        }
-        return refs;
-    }
-
-    /**
-     * Answers hold actions whose conditional update matched nothing, from the hold's current row,
-     * and adds that row to {@code settled}. A hold that is HELD, unexpired and yet unmatched has
-     * another writer at work: its call is tried again next batch.
-     */
-    private void explainUnmatched(Map<UUID, Op.HoldAction> unmatched, Map<UUID, Optional<HoldRow>> settled)
-            throws SQLException {
-        Map<UUID, HoldRow> rows = new HashMap<>();
-        for (HoldRow h : store.readHolds(c(), unmatched.keySet().toArray(UUID[]::new))) {
-            rows.put(h.holdId(), h);
-        }
-        for (Op.HoldAction a : unmatched.values()) {
-            HoldRow h = rows.get(a.holdId().uuid());
-            HoldTransitions.Verdict v = HoldTransitions.judge(a.holdId(), a.kind(), a.orderRef(), h);
-            if (v instanceof HoldTransitions.Apply) {
-                carry.carryOver(a);
-                continue;
-            }
-            settled.put(a.holdId().uuid(), Optional.ofNullable(h));
-            answer(a, v);
-        }
-    }
-
-    private void answer(Op.HoldAction a, HoldTransitions.Verdict v) {
-        if (v instanceof HoldTransitions.Answer ok) {
-            completions.add(() -> a.future().complete(ok.hold()));
-        } else if (v instanceof HoldTransitions.Refuse no) {
-            fail(a, no.failure());
-        } else {
-            throw new IllegalStateException("a call to apply is not an answer: " + a);
-        }
-    }
-
-    private void fail(Op op, Failure f) {
-        completions.add(() -> op.future().completeExceptionally(f));
-    }
-
-    // ---- reserve ----
-
-    private Redo decideReserves(List<Op.Reserve> reserves) throws SQLException {
-        if (reserves.isEmpty()) {
-            promises.attemptDecided();
-            return null;
-        }
-        Map<String, Long> usage = readUsage(reserves);
-        Map<String, Long> usageAdded = new LinkedHashMap<>();
-        Map<KeyRef, Op.Reserve> leaders = new HashMap<>();
-        Map<Op.Reserve, Op.Reserve> followers = new LinkedHashMap<>();
-        List<Op.Reserve> lookups = new ArrayList<>();
-        List<Op.Reserve> maybeSoldOut = new ArrayList<>();
-        List<Op.Reserve> accepted = new ArrayList<>();
-        for (Op.Reserve r : reserves) {
-            BucketState b = cache.get(r.bucket());
-            ItemConfig item = b.item;
-            var q = r.request();
-            KeyRef tk = r.keyRef();
-            Op.Reserve leader = leaders.putIfAbsent(tk, r);
-            if (leader != null) {
-                if (leader.fingerprint().equals(r.fingerprint()) && leader.claim() == r.claim()) {
-                    followers.put(r, leader);
-                } else {
-                    carry.carryOver(r); // decided against the leader's committed outcome next batch
-                }
-                continue;
-            }
-            if ((b.knowsKey(q.getIdempotencyKey()) && !carry.keyAbsent(r)) || keysElsewhere.contains(tk)) {
-                lookups.add(r);
-                continue;
-            }
-            ItemLedger ledger = ledger(r.bucket());
-            int target = ledger == null ? r.bucket().bucketNo() : ledger.bucketFor(q.getIdempotencyKey());
-            if (target != r.bucket().bucketNo()) {
-                reroutes.add(Map.entry(r, target));
-                continue;
-            }
-            if (!item.active()) {
-                fail(r, Failure.retryable(Reason.ITEM_NOT_ACTIVE, "item " + q.getTenantId() + "/" + q.getItemId()
-                        + " is " + item.state(), retryAfter()));
-                continue;
-            }
-            if (r.claim()) {
-                Failure refused = refuseClaim(r, item);
-                if (refused != null) {
-                    fail(r, refused);
-                } else {
-                    claims.add(r);
-                }
-                continue;
-            }
-            if (ledger != null) {
-                demand.computeIfAbsent(ledger, x -> new long[2])[0]++;
-            }
-            if (ledger != null && ledger.regionCollapsed() && !ledger.isHome(q.getRegion())) {
-                forwards.add(r);
-                continue;
-            }
-            Delta d = delta(r.bucket());
-            long remaining = remaining(b, d, ledger);
-            if (remaining < q.getQuantity() && ledger != null && ledger.bucketCount > 1) {
-                Borrower.Outcome outcome = borrower.borrow(ledger, b.key.bucketNo(),
-                        q.getQuantity() - remaining, borrowing(b.key, ledger));
-                if (outcome == Borrower.Outcome.WAIT_FOR_SWEEP || outcome == Borrower.Outcome.CLOSED) {
-                    carry.carryOver(r);
-                    continue;
-                }
-                remaining = remaining(b, d, ledger);
-            }
-            if (remaining < q.getQuantity()) {
-                if (b.keysComplete()) {
-                    soldOut(r, ledger);
-                } else {
-                    maybeSoldOut.add(r);
-                }
-                continue;
-            }
-            if (item.limited()) {
-                String uk = LaneStore.usageKey(q.getTenantId(), q.getItemId(), q.getBuyerId());
-                long used = usage.getOrDefault(uk, 0L) + usageAdded.getOrDefault(uk, 0L);
-                if (used + q.getQuantity() > item.perBuyerLimit()) {
-                    answer(r, ReserveResponse.newBuilder().setOutcome(ReserveOutcome.LIMIT_EXCEEDED).build());
-                    continue;
-                }
-                usageAdded.merge(uk, (long) q.getQuantity(), Long::sum);
-            }
-            d.taken += q.getQuantity();
-            if (ledger != null && ledger.bucketCount > 1) {
-                promises.want(ledger, r.bucket().bucketNo(), q.getQuantity());
-            }
-            accepted.add(r);
         }
         promises.attemptDecided();
-        resolveMaybeSoldOut(maybeSoldOut, lookups);
-        answerLookups(lookups);
-        Redo redo = insertKeyRecords();
-        if (redo != null) {
-            return redo;
-        }
-        redo = insertHolds(accepted, usageAdded.isEmpty());
-        if (redo != null) {
-            return redo;
-        }
-        redo = writeUsage(accepted, usage, usageAdded);
-        if (redo != null) {
-            return redo;
-        }
-        for (Map.Entry<Op.Reserve, Op.Reserve> f : followers.entrySet()) {
-            Op.Reserve leader = f.getValue();
-            Op.Reserve follower = f.getKey();
-            completions.add(() -> leader.future().whenComplete((resp, err) -> {
-                if (err != null) {
-                    follower.future().completeExceptionally(err);
-                } else {
-                    follower.future().complete(resp);
-                }
-            }));
-        }
-        return null;
     }
 
-    private void answer(Op.Reserve r, ReserveResponse resp) {
-        completions.add(() -> r.future().complete(resp));
-    }
-
-    /**
-     * What the bucket has left for this batch: its cached units, less what other lanes' committed
-     * borrows took after the cached row ({@link BucketState#unseenLent}), plus what this batch gave
-     * back, less what it took. {@code ledger} is the bucket's item's (null for none).
-     */
-    private static long remaining(BucketState b, Delta d, ItemLedger ledger) {
-        return b.available - b.unseenLent(ledger) + d.credited - d.taken;
-    }
-
-    /**
-     * SOLD_OUT: no bucket of the item on this shard has the units. For an item sold in several
-     * regions that has not collapsed home, only this region is out: say so, and the router pulls
-     * stock in through the balancer.
-     */
-    private void soldOut(Op.Reserve r, ItemLedger ledger) {
-        boolean regionDry = ledger != null && ledger.multiRegion() && !ledger.regionCollapsed();
-        if (ledger != null) {
-            demand.computeIfAbsent(ledger, x -> new long[2])[1]++;
-        }
-        answer(r, ReserveResponse.newBuilder().setOutcome(ReserveOutcome.SOLD_OUT).setRegionDry(regionDry).build());
-    }
-
-    /** The borrowing bucket's side of its borrows: what this batch leaves in siblings, and its cache. */
-    private Borrower.Borrowing borrowing(BucketKey k, ItemLedger ledger) {
-        return new Borrower.Borrowing() {
+    private BorrowResult borrow(Slot slot, long need, Needs n) throws SQLException {
+        BucketKey k = Facts.key(slot);
+        Borrower.Outcome o = rooms.borrower().borrow(ledger(k), k.bucketNo(), need, new Borrower.Borrowing() {
             @Override
             public long leftAfterBatch(int bucketNo) {
-                BucketKey sk = new BucketKey(k.tenantId(), k.itemId(), bucketNo);
-                BucketState local = cache.get(sk);
-                Delta sd = deltas.get(sk);
-                return local != null && sd != null ? remaining(local, sd, ledger) : UNTOUCHED;
+                Long left = n.remaining().get(new Slot(slot.tenantId(), slot.itemId(), bucketNo));
+                return left == null ? UNTOUCHED : left;
             }
 
             @Override
             public void moved(LaneStore.Borrowed moved) {
                 borrowerRows.add(moved.borrower());
-                for (LaneStore.BucketRow r : List.of(moved.lender(), moved.borrower())) {
-                    BucketState cached = cache.get(new BucketKey(r.tenantId(), r.itemId(), r.bucketNo()));
-                    if (cached != null) {
-                        cached.setCounters(r.allotment(), r.available(), r.held(), r.sold(), r.lent());
-                    }
-                }
+                rooms.cache().committed(moved.lender());
+                rooms.cache().committed(moved.borrower());
             }
 
             @Override
             public void outcomeUnknown(int bucketNo) {
-                cache.markStale(new BucketKey(k.tenantId(), k.itemId(), bucketNo));
+                rooms.cache().markStale(new BucketKey(k.tenantId(), k.itemId(), bucketNo));
             }
+        });
+        return switch (o) {
+            case BORROWED -> BorrowResult.BORROWED;
+            case NOTHING -> BorrowResult.NOTHING;
+            case WAIT_FOR_SWEEP -> BorrowResult.WAIT_FOR_SWEEP;
+            case CLOSED -> BorrowResult.CLOSED;
         };
-    }
-
-    /**
-     * Records the keys that hold no units: Reserves for an item collapsed home (FORWARDED, answered
-     * FORWARDED) and claims of keys new here (CLAIMED, answered with the claim). In the bucket that
-     * decided them, so that its key set and the table agree.
-     */
-    private Redo insertKeyRecords() throws SQLException {
-        int n = forwards.size() + claims.size();
-        if (n == 0) {
-            return null;
-        }
-        List<Op.Reserve> all = new ArrayList<>(n);
-        all.addAll(forwards);
-        all.addAll(claims);
-        LaneStore.KeyRecords rec = LaneStore.KeyRecords.of(n);
-        long nowMillis = clock.nowMicros() / 1000;
-        for (int x = 0; x < n; x++) {
-            Op.Reserve r = all.get(x);
-            var q = r.request();
-            int bucketNo = r.bucket().bucketNo();
-            rec.ids()[x] = HoldId.create(q.getTenantId(), q.getItemId(), q.getRegion(), bucketNo, nowMillis).uuid();
-            rec.tenants()[x] = q.getTenantId();
-            rec.items()[x] = q.getItemId();
-            rec.buckets()[x] = bucketNo;
-            rec.regions()[x] = q.getRegion();
-            rec.qtys()[x] = q.getQuantity();
-            rec.buyers()[x] = q.getBuyerId();
-            rec.keys()[x] = q.getIdempotencyKey();
-            rec.fingerprints()[x] = r.fingerprint();
-            rec.states()[x] = r.claim() ? "CLAIMED" : "FORWARDED";
-        }
-        List<HoldRow> inserted = store.insertKeyRecords(c(), rec);
-        if (inserted.size() != n) {
-            return keysInUse(placedKeys(inserted), all);
-        }
-        Map<KeyRef, HoldRow> rows = new HashMap<>();
-        for (HoldRow h : inserted) {
-            rows.put(keyOf(h), h);
-        }
-        for (Op.Reserve r : all) {
-            delta(r.bucket()).newKeys.add(r.request().getIdempotencyKey());
-            if (r.claim()) {
-                Hold claim = rows.get(r.keyRef()).toProto();
-                answer(r, ReserveResponse.newBuilder().setOutcome(ReserveOutcome.RESERVED).setHold(claim).build());
-            } else {
-                fail(r, forwarded(r));
-            }
-        }
-        return null;
-    }
-
-    /**
-     * Why this shard may not record a claim of the key (null: it may). A claim comes from a
-     * region of an item sold in several regions that is not its home, and is recorded at home.
-     */
-    private Failure refuseClaim(Op.Reserve r, ItemConfig item) {
-        var q = r.request();
-        String what = "item " + q.getTenantId() + "/" + q.getItemId();
-        if (!item.homeRegion().equals(r.claimHome())) {
-            return Failure.invalid("home_region", "is " + r.claimHome() + ", but " + what + " has home region "
-                    + item.homeRegion());
-        }
-        ItemLedger ledger = ledger(r.bucket());
-        if (ledger == null || !ledger.multiRegion()) {
-            return Failure.invalid("home_region", what + " is sold in one region only: its keys need no claim");
-        }
-        if (ledger.isHome(q.getRegion()) || !ledger.regions.contains(q.getRegion())) {
-            return Failure.invalid("request.region", "is " + q.getRegion() + ": a claim names a region of " + what
-                    + " other than its home " + item.homeRegion() + " (regions " + ledger.regions + ")");
-        }
-        return null;
-    }
-
-    private static KeyRef keyOf(HoldRow h) {
-        return new KeyRef(h.tenantId(), h.itemId(), h.idempotencyKey());
-    }
-
-    private Failure forwarded(Op.Reserve r) {
-        ItemLedger ledger = ledger(r.bucket());
-        String home = ledger != null ? ledger.homeRegion : cache.get(r.bucket()).item.homeRegion();
-        var q = r.request();
-        return Failure.of(Reason.FORWARDED, "item " + q.getTenantId() + "/" + q.getItemId()
-                + " collapsed to its home region " + home + "; reserve there", Map.of("home_region", home));
-    }
-
-    private Map<String, Long> readUsage(List<Op.Reserve> reserves) throws SQLException {
-        List<Op.Reserve> limited = new ArrayList<>();
-        for (Op.Reserve r : reserves) {
-            BucketState b = cache.get(r.bucket());
-            if (!r.claim() && b.item.limited() && b.available + delta(r.bucket()).credited > 0) {
-                limited.add(r);
-            }
-        }
-        if (limited.isEmpty()) {
-            return Map.of();
-        }
-        int n = limited.size();
-        String[] t = new String[n];
-        String[] i = new String[n];
-        String[] bu = new String[n];
-        for (int x = 0; x < n; x++) {
-            var q = limited.get(x).request();
-            t[x] = q.getTenantId();
-            i[x] = q.getItemId();
-            bu[x] = q.getBuyerId();
-        }
-        return store.readUsage(c(), t, i, bu);
-    }
-
-    /** Keys the bucket's key set could not vouch for: a known key is a retry, the rest SOLD_OUT. */
-    private void resolveMaybeSoldOut(List<Op.Reserve> maybe, List<Op.Reserve> lookups) throws SQLException {
-        if (maybe.isEmpty()) {
-            return;
-        }
-        Set<KeyRef> known = new java.util.HashSet<>();
-        for (HoldRow h : store.readHoldsByKey(c(), maybe.stream().map(Op.Reserve::keyRef).toList())) {
-            known.add(keyOf(h));
-        }
-        for (Op.Reserve r : maybe) {
-            if (known.contains(r.keyRef())) {
-                lookups.add(r);
-            } else {
-                soldOut(r, ledger(r.bucket()));
-            }
-        }
-    }
-
-    /**
-     * Keys used before: the same request gets its original hold back (a claim: its claim), a
-     * FORWARDED key is forwarded again, other parameters are refused naming the first use.
-     */
-    private void answerLookups(List<Op.Reserve> lookups) throws SQLException {
-        if (lookups.isEmpty()) {
-            return;
-        }
-        Map<KeyRef, HoldRow> rows = new HashMap<>();
-        for (HoldRow h : store.readHoldsByKey(c(), lookups.stream().map(Op.Reserve::keyRef).toList())) {
-            rows.put(keyOf(h), h);
-        }
-        for (Op.Reserve r : lookups) {
-            HoldRow h = rows.get(r.keyRef());
-            if (h == null) {
-                // The key index named a key the table does not have (a fingerprint collision, or
-                // an insert rolled back): decide it as a new key next batch.
-                keysElsewhere.remove(r.keyRef());
-                carry.markKeyAbsent(r);
-                carry.carryOver(r);
-                continue;
-            }
-            boolean same = h.fingerprint().equals(r.fingerprint());
-            boolean claimRow = "CLAIMED".equals(h.state());
-            if (r.claim() ? same && claimRow : same && !claimRow) {
-                if ("FORWARDED".equals(h.state())) {
-                    fail(r, forwarded(r));
-                } else {
-                    answer(r, reserved(r, h.toProto()));
-                }
-            } else {
-                fail(r, keyReused(r.request(), h));
-            }
-        }
-    }
-
-    /** IDEMPOTENCY_KEY_REUSED for {@code q}, naming the key's first use {@code first}. */
-    private static Failure keyReused(io.lastunit.api.inventory.v1.ReserveRequest q, HoldRow first) {
-        return Failure.of(Reason.IDEMPOTENCY_KEY_REUSED, "idempotency_key " + q.getIdempotencyKey() + " of item "
-                + q.getTenantId() + "/" + q.getItemId() + " was first used in region " + first.region()
-                + " for quantity=" + first.qty() + " buyer=" + first.buyerId()
-                + ("CLAIMED".equals(first.state()) ? "" : " (" + first.effectiveState() + ")")
-                + "; this request (region " + q.getRegion() + ", quantity=" + q.getQuantity() + ", buyer="
-                + q.getBuyerId() + ") differs");
-    }
-
-    /**
-     * RESERVED with {@code hold}. For an item sold in several regions, a shard that is not its
-     * home says where the key's use must be claimed before the router answers
-     * ({@code key_home_region}).
-     */
-    private ReserveResponse reserved(Op.Reserve r, Hold hold) {
-        ReserveResponse.Builder b = ReserveResponse.newBuilder().setOutcome(ReserveOutcome.RESERVED).setHold(hold);
-        ItemLedger ledger = ledger(r.bucket());
-        if (!r.claim() && ledger != null && ledger.multiRegion() && !ledger.isHome(r.request().getRegion())) {
-            b.setKeyHomeRegion(ledger.homeRegion);
-        }
-        return b.build();
-    }
-
-    private static Set<KeyRef> placedKeys(List<HoldRow> inserted) {
-        Set<KeyRef> placed = new java.util.HashSet<>();
-        for (HoldRow h : inserted) {
-            placed.add(keyOf(h));
-        }
-        return placed;
-    }
-
-    /**
-     * An insert skipped some keys (ON CONFLICT): they were used for their item already (another
-     * bucket, a claim, another writer). Decide again with those keys looked up instead of placed.
-     */
-    private static Redo keysInUse(Set<KeyRef> placed, List<Op.Reserve> tried) {
-        Set<KeyRef> elsewhere = new java.util.HashSet<>();
-        for (Op.Reserve r : tried) {
-            if (!placed.contains(r.keyRef())) {
-                elsewhere.add(r.keyRef());
-            }
-        }
-        return new Redo(elsewhere.size() + " idempotency keys already in use", Set.of(), elsewhere);
-    }
-
-    /** The new holds of a batch, as the insert's parameter arrays. */
-    private record NewHolds(List<Op.Reserve> reserves, UUID[] ids, String[] t, String[] i, Integer[] bn, String[] rg,
-                            Integer[] qty, String[] buyer, String[] key, String[] fp, Long[] ttl) {
-    }
-
-    /**
-     * New holds for the accepted Reserves. With {@code mayDefer}, in a batch that has not touched
-     * the database yet and may write in one statement, the insert is only prepared here: the
-     * counters change in this batch's deltas as usual, and {@link #applyBucketDeltas} writes the
-     * holds and the counters in one statement that commits itself.
-     */
-    private Redo insertHolds(List<Op.Reserve> accepted, boolean mayDefer) throws SQLException {
-        if (accepted.isEmpty()) {
-            return null;
-        }
-        int n = accepted.size();
-        NewHolds h = new NewHolds(accepted, new UUID[n], new String[n], new String[n], new Integer[n], new String[n],
-                new Integer[n], new String[n], new String[n], new String[n], new Long[n]);
-        long nowMillis = clock.nowMicros() / 1000;
-        for (int x = 0; x < n; x++) {
-            Op.Reserve r = accepted.get(x);
-            var q = r.request();
-            h.ids[x] = HoldId.create(q.getTenantId(), q.getItemId(), q.getRegion(), r.bucket().bucketNo(), nowMillis)
-                    .uuid();
-            h.t[x] = q.getTenantId();
-            h.i[x] = q.getItemId();
-            h.bn[x] = r.bucket().bucketNo();
-            h.rg[x] = q.getRegion();
-            h.qty[x] = q.getQuantity();
-            h.buyer[x] = q.getBuyerId();
-            h.key[x] = q.getIdempotencyKey();
-            h.fp[x] = r.fingerprint();
-            h.ttl[x] = r.holdTtlMsRequested() != 0 ? r.holdTtlMsRequested() : cache.get(r.bucket()).item.holdTtlMs();
-        }
-        if (mayDefer && !stepwise && !conn.opened()) {
-            deferred = h;
-            take(h);
-            return null;
-        }
-        LaneStore.InsertedHolds inserted = store.insertHolds(c(), h.ids, h.t, h.i, h.bn, h.rg, h.qty, h.buyer, h.key,
-                h.fp, h.ttl);
-        if (inserted.count() != h.ids.length) {
-            return keysInUse(new java.util.HashSet<>(inserted.inserted()), h.reserves);
-        }
-        take(h);
-        answerPlaced(h, inserted.createdAt());
-        return null;
-    }
-
-    /** The new holds' units move from available to held in this batch's deltas; their keys join the key set. */
-    private void take(NewHolds h) {
-        for (int x = 0; x < h.ids.length; x++) {
-            Delta d = delta(h.reserves.get(x).bucket());
-            d.available -= h.qty[x];
-            d.held += h.qty[x];
-            d.newKeys.add(h.key[x]);
-        }
-    }
-
-    /** Once the holds are written at {@code created} (the database's now()): each caller's RESERVED. */
-    private void answerPlaced(NewHolds h, Instant created) {
-        long createdMicros = created.getEpochSecond() * 1_000_000L + created.getNano() / 1_000;
-        for (int x = 0; x < h.ids.length; x++) {
-            Op.Reserve r = h.reserves.get(x);
-            Instant expires = created.plusMillis(h.ttl[x]);
-            HoldRow row = new HoldRow(h.ids[x], h.t[x], h.i[x], h.bn[x], h.rg[x], h.qty[x], h.buyer[x], h.key[x],
-                    h.fp[x], "HELD", created, expires, false, null, false);
-            Delta d = delta(r.bucket());
-            d.minNewExpiryMicros = Math.min(d.minNewExpiryMicros, createdMicros + h.ttl[x] * 1_000L);
-            answer(r, reserved(r, row.toProto()));
-        }
-    }
-
-    private Redo writeUsage(List<Op.Reserve> accepted, Map<String, Long> usage, Map<String, Long> added)
-            throws SQLException {
-        if (added.isEmpty()) {
-            return null;
-        }
-        int n = added.size();
-        String[] t = new String[n];
-        String[] i = new String[n];
-        String[] b = new String[n];
-        Long[] expected = new Long[n];
-        Long[] add = new Long[n];
-        int x = 0;
-        for (Map.Entry<String, Long> e : added.entrySet()) {
-            String[] parts = e.getKey().split("\0", 3);
-            t[x] = parts[0];
-            i[x] = parts[1];
-            b[x] = parts[2];
-            expected[x] = usage.getOrDefault(e.getKey(), 0L);
-            add[x] = e.getValue();
-            x++;
-        }
-        int matched = store.casUsage(c(), t, i, b, expected, add);
-        if (matched != n) {
-            return new Redo("buyer usage changed underneath (" + matched + " of " + n + " matched)", Set.of(), Set.of());
-        }
-        return null;
-    }
-
-    // ---- the hot row, last ----
-
-    /** The counter changes of every bucket this batch changes, as the bucket update's parameter arrays. */
-    private record BucketDeltas(List<BucketKey> keys, String[] t, String[] i, Integer[] bn, Long[] dal, Long[] da,
-                                Long[] dh, Long[] ds, Long[] tk) {
-        int size() {
-            return keys.size();
-        }
-    }
-
-    private BucketDeltas bucketDeltas() {
-        List<BucketKey> keys = new ArrayList<>();
-        for (Map.Entry<BucketKey, Delta> e : deltas.entrySet()) {
-            Delta d = e.getValue();
-            if (d.available != 0 || d.held != 0 || d.sold != 0) {
-                keys.add(e.getKey());
-            }
-        }
-        int n = keys.size();
-        BucketDeltas b = new BucketDeltas(keys, new String[n], new String[n], new Integer[n], new Long[n], new Long[n],
-                new Long[n], new Long[n], new Long[n]);
-        for (int x = 0; x < n; x++) {
-            BucketKey k = keys.get(x);
-            Delta d = deltas.get(k);
-            b.t[x] = k.tenantId();
-            b.i[x] = k.itemId();
-            b.bn[x] = k.bucketNo();
-            b.dal[x] = 0L; // allotment moves only in a borrow, which commits on its own
-            b.da[x] = d.available;
-            b.dh[x] = d.held;
-            b.ds[x] = d.sold;
-            b.tk[x] = d.taken;
-        }
-        return b;
-    }
-
-    private Redo applyBucketDeltas() throws SQLException {
-        if (deferred != null) {
-            return writeInOneStatement(deferred, bucketDeltas());
-        }
-        BucketDeltas b = bucketDeltas();
-        if (b.size() == 0) {
-            return null;
-        }
-        List<LaneStore.BucketRow> rows = store.applyBucketDeltas(c(), b.t, b.i, b.bn, b.dal, b.da, b.dh, b.ds, b.tk);
-        if (rows.size() != b.size()) {
-            Set<BucketKey> stale = new java.util.HashSet<>(b.keys);
-            for (LaneStore.BucketRow r : rows) {
-                stale.remove(new BucketKey(r.tenantId(), r.itemId(), r.bucketNo()));
-            }
-            return new Redo("conditional bucket update matched " + rows.size() + " of " + b.size() + " (stale cache: "
-                    + stale + ")", stale, Set.of());
-        }
-        bucketRows.addAll(rows);
-        return null;
-    }
-
-    /**
-     * The batch's new holds and its bucket updates as one statement in its own transaction
-     * ({@link LaneStore#reserveInOneStatement}): the statement's end is the commit, with no
-     * round trip for the separate update and commit. If the database refuses it (a key already
-     * in use, stale counters), nothing was written and the lane decides the batch again
-     * statement by statement ({@link #refusedInOneStatement}).
-     */
-    private Redo writeInOneStatement(NewHolds h, BucketDeltas b) throws SQLException {
-        Connection c = c();
-        c.setAutoCommit(true);
-        LaneStore.Reserved written;
-        try {
-            oneStatementSent = true;
-            written = store.reserveInOneStatement(c, h.ids, h.t, h.i, h.bn, h.rg, h.qty, h.buyer, h.key, h.fp, h.ttl,
-                    b.t, b.i, b.bn, b.dal, b.da, b.dh, b.ds, b.tk);
-        } catch (SQLException e) {
-            if (LaneStore.REFUSED.equals(e.getSQLState())) {
-                refusedInOneStatement = true;
-                return new Redo("one-statement batch refused (" + e.getMessage() + ")", Set.of(), Set.of());
-            }
-            throw e;
-        } finally {
-            restoreTransactions(c);
-        }
-        committedInStatement = true;
-        bucketRows.addAll(written.buckets());
-        answerPlaced(h, written.createdAt());
-        return null;
-    }
-
-    /** Back to explicit transactions (the pool's setting); a broken connection is the pool's to evict. */
-    private static void restoreTransactions(Connection c) {
-        try {
-            c.setAutoCommit(false);
-        } catch (SQLException ignored) {
-            // the connection is closed or broken; the caller's SQLException, if any, says why
-        }
     }
 
     /** The batch committed in its one statement: the lane has nothing left to commit. */
     boolean committedInStatement() {
-        return committedInStatement;
+        return writer != null && writer.committedInStatement();
     }
 
     /** The batch sent its one statement: a failure other than a refusal leaves its outcome unknown. */
     boolean oneStatementSent() {
-        return oneStatementSent;
+        return writer != null && writer.oneStatementSent();
     }
 
     /** The database refused the one statement: decide again, statement by statement. */
     boolean refusedInOneStatement() {
-        return refusedInOneStatement;
+        return writer != null && writer.refusedInOneStatement();
+    }
+
+    private List<LaneStore.BucketRow> bucketRows() {
+        return writer == null || writer.written() == null ? List.of() : writer.written().buckets();
     }
 
     /**
@@ -1048,10 +236,10 @@ final class Batch {
         if (!borrowed) {
             return; // the common case: nothing borrowed, nothing to build for every batch
         }
-        Set<BucketKey> published = new java.util.HashSet<>();
+        Set<BucketKey> published = new HashSet<>();
         for (Batch a : attempts) {
             if (a.published) {
-                for (LaneStore.BucketRow r : a.bucketRows) {
+                for (LaneStore.BucketRow r : a.bucketRows()) {
                     published.add(new BucketKey(r.tenantId(), r.itemId(), r.bucketNo()));
                 }
             }
@@ -1069,7 +257,7 @@ final class Batch {
 
     /** Before the commit: raise the published units of buckets this batch adds units to. */
     void raiseBeforeCommit() {
-        for (LaneStore.BucketRow r : bucketRows) {
+        for (LaneStore.BucketRow r : bucketRows()) {
             ItemLedger ledger = ledger(new BucketKey(r.tenantId(), r.itemId(), r.bucketNo()));
             if (ledger != null) {
                 ledger.raise(r.bucketNo(), r.available());
@@ -1077,46 +265,96 @@ final class Batch {
         }
     }
 
-    /** After the commit: refresh the cache from what the database returned, then answer every caller. */
+    /** After the commit: refresh the cache and the ledgers from what the database returned, then answer every caller. */
     void publish() {
         published = true;
-        for (LaneStore.BucketRow r : bucketRows) {
-            BucketKey k = new BucketKey(r.tenantId(), r.itemId(), r.bucketNo());
-            BucketState b = cache.get(k);
-            if (b != null) {
-                b.setCounters(r.allotment(), r.available(), r.held(), r.sold(), r.lent());
-            }
-            ItemLedger ledger = ledger(k);
+        BatchWriter.Written w = writer.written();
+        for (LaneStore.BucketRow r : w.buckets()) {
+            rooms.cache().committed(r);
+            ItemLedger ledger = ledger(new BucketKey(r.tenantId(), r.itemId(), r.bucketNo()));
             if (ledger != null) {
                 ledger.publish(r.bucketNo(), r.available());
             }
         }
-        for (Map.Entry<BucketKey, Delta> e : deltas.entrySet()) {
-            BucketState b = cache.get(e.getKey());
+        publishKeysAndDue(w);
+        decided.demand().forEach((item, n) -> {
+            ItemLedger ledger = rooms.ledgers().get(item.tenantId(), item.itemId());
+            if (ledger != null) {
+                ledger.countDemand(n[0], n[1]);
+            }
+        });
+        answerAll();
+    }
+
+    /** The keys placed join their bucket's key set; swept and new holds move the bucket's earliest expiry. */
+    private void publishKeysAndDue(BatchWriter.Written w) {
+        Set<Slot> touched = new HashSet<>(decided.deltas().keySet());
+        touched.addAll(decided.nextDue().keySet());
+        for (int x = 0; x < ops.size(); x++) {
+            Outcome o = decided.outcome(x);
+            if (o instanceof Outcome.Reserved || o instanceof Outcome.Recorded) {
+                Op.Reserve r = (Op.Reserve) ops.get(x);
+                BucketState b = rooms.cache().get(r.bucket());
+                if (b != null) {
+                    b.addKey(r.request().getIdempotencyKey());
+                }
+                touched.add(Facts.slot(r.bucket()));
+            }
+        }
+        for (Slot s : touched) {
+            BucketKey k = Facts.key(s);
+            BucketState b = rooms.cache().get(k);
             if (b == null) {
                 continue;
             }
-            Delta d = e.getValue();
-            for (String k : d.newKeys) {
-                b.addKey(k);
-            }
-            Long due = recomputedDue.get(e.getKey());
+            Long due = decided.nextDue().get(s);
             if (due != null) {
                 b.earliestDueMicros = due;
             }
-            b.earliestDueMicros = Math.min(b.earliestDueMicros, d.minNewExpiryMicros);
-            ItemLedger ledger = ledger(e.getKey());
+            b.earliestDueMicros = Math.min(b.earliestDueMicros, w.firstNewExpiry().getOrDefault(s, Long.MAX_VALUE));
+            ItemLedger ledger = ledger(k);
             if (ledger != null) {
-                ledger.publishDue(e.getKey().bucketNo(), b.earliestDueMicros);
-                collapser.requestIfLow(ledger);
+                ledger.publishDue(k.bucketNo(), b.earliestDueMicros);
+                rooms.collapser().requestIfLow(ledger);
             }
         }
-        for (Map.Entry<ItemLedger, long[]> e : demand.entrySet()) {
-            e.getKey().countDemand(e.getValue()[0], e.getValue()[1]);
+    }
+
+    /**
+     * On the lane's thread: carried calls into the next batch, rerouted ones to their lane. Then each
+     * caller's answer, on the replier; a repeat of a key follows its first use's answer.
+     */
+    private void answerAll() {
+        Duration retryAfter = Duration.ofMillis(rooms.config().retryAfterMs());
+        Map<Integer, HoldRow> placed = writer.written().placed();
+        long now = loaded.nowMicros();
+        List<Runnable> completions = new ArrayList<>(ops.size());
+        for (int x = 0; x < ops.size(); x++) {
+            Op op = ops.get(x);
+            Outcome o = decided.outcome(x);
+            if (o instanceof Outcome.Carry) {
+                rooms.carry().carryOver(op);
+            } else if (o instanceof Outcome.Reroute r) {
+                rooms.reroutes().reroute((Op.Reserve) op, r.bucketNo());
+            } else if (o instanceof Outcome.Follow f) {
+                Op.Reserve leader = (Op.Reserve) ops.get(f.leaderIndex());
+                completions.add(() -> follow((Op.Reserve) op, leader));
+            } else {
+                BucketFacts b = facts.get(Facts.slot(op.bucket()));
+                HoldRow row = placed.get(x);
+                completions.add(() -> Answers.complete(op, o, row, b == null ? null : b.item(), now, retryAfter));
+            }
         }
-        for (Map.Entry<Op.Reserve, Integer> r : reroutes) {
-            lanes.reroute(r.getKey(), r.getValue());
-        }
-        replier.reply(completions);
+        rooms.replier().reply(completions);
+    }
+
+    private static void follow(Op.Reserve follower, Op.Reserve leader) {
+        leader.future().whenComplete((resp, err) -> {
+            if (err != null) {
+                follower.future().completeExceptionally(err);
+            } else {
+                follower.future().complete(resp);
+            }
+        });
     }
 }

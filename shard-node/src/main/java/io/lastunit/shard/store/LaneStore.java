@@ -122,6 +122,68 @@ public final class LaneStore {
         }
     }
 
+    /** The database's clock at the start of the transaction ({@code now()}), in epoch micros. */
+    public long dbNowMicros(Connection c) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement("SELECT now()"); ResultSet rs = ps.executeQuery()) {
+            rs.next();
+            return micros(rs.getTimestamp(1));
+        }
+    }
+
+    static final String DUE = "SELECT " + HoldRow.columns("") + " FROM holds WHERE tenant_id = ? AND item_id = ?"
+            + " AND bucket_no = ? AND state = 'HELD' AND expires_at <= now() ORDER BY expires_at LIMIT ?";
+
+    /** Up to {@code limit} HELD holds of one bucket whose expiry has passed (database clock), earliest first. */
+    public List<HoldRow> dueHolds(Connection c, String tenant, String item, int bucketNo, int limit)
+            throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement(DUE)) {
+            ps.setString(1, tenant);
+            ps.setString(2, item);
+            ps.setInt(3, bucketNo);
+            ps.setInt(4, limit);
+            return holds(ps);
+        }
+    }
+
+    static final String NEXT_DUE = "SELECT min(expires_at) FROM holds WHERE tenant_id = ? AND item_id = ?"
+            + " AND bucket_no = ? AND state = 'HELD' AND expires_at > now()";
+
+    /** Earliest expiry (epoch micros) among the bucket's HELD holds not yet due, or Long.MAX_VALUE. */
+    public long nextDue(Connection c, String tenant, String item, int bucketNo) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement(NEXT_DUE)) {
+            ps.setString(1, tenant);
+            ps.setString(2, item);
+            ps.setInt(3, bucketNo);
+            try (ResultSet rs = ps.executeQuery()) {
+                rs.next();
+                Timestamp t = rs.getTimestamp(1);
+                return t == null ? Long.MAX_VALUE : micros(t);
+            }
+        }
+    }
+
+    private static final String EXPIRE = """
+            WITH upd AS (
+                UPDATE holds h SET state = 'EXPIRED', ended_at = now()
+                 WHERE h.hold_id = ANY(?::uuid[]) AND h.state = 'HELD' AND h.expires_at <= now()
+                RETURNING h.tenant_id, h.item_id, h.hold_id, h.qty
+            ), ob AS (
+                INSERT INTO outbox (tenant_id, item_id, kind, hold_id, qty)
+                SELECT tenant_id, item_id, 'EXPIRED', hold_id, qty FROM upd
+            )
+            SELECT count(*) FROM upd""";
+
+    /** Expires these due HELD holds (with their outbox events); returns how many it expired. */
+    public int expire(Connection c, UUID[] ids) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement(EXPIRE)) {
+            ps.setArray(1, c.createArrayOf("uuid", ids));
+            try (ResultSet rs = ps.executeQuery()) {
+                rs.next();
+                return rs.getInt(1);
+            }
+        }
+    }
+
     /** The first entry after (tenant, item, bucket, 'HELD') in {@code holds_bucket_state}. */
     static final String EARLIEST_DUE =
             "SELECT min(expires_at) FROM holds WHERE tenant_id = ? AND item_id = ? AND bucket_no = ? AND state = 'HELD'";

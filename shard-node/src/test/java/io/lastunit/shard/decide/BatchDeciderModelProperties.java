@@ -222,7 +222,7 @@ class BatchDeciderModelProperties {
                     Call.Reserve c = (Call.Reserve) calls.get(i);
                     UUID id = new UUID(1, ++ids);
                     rows.put(id, new HoldFacts(id, SLOT, "eu", r.quantity(), c.buyerId(), c.key(), c.fingerprint(),
-                            RowState.HELD, now + r.ttlMs() * 1_000, false, null));
+                            RowState.HELD, now, now + r.ttlMs() * 1_000, false, null));
                     byKey.put(c.key(), id);
                 }
             }

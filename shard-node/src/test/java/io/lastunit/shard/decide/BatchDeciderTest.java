@@ -315,7 +315,8 @@ class BatchDeciderTest {
                     .transition(h, Call.Kind.CONFIRM, "o1");
             Decided d = t.decided();
             HoldFacts extended = new HoldFacts(h.holdId(), h.slot(), h.region(), h.qty(), h.buyerId(),
-                    h.idempotencyKey(), h.fingerprint(), RowState.HELD, h.expiresAtMicros() + 30_000_000L, true, null);
+                    h.idempotencyKey(), h.fingerprint(), RowState.HELD, h.createdAtMicros(),
+                    h.expiresAtMicros() + 30_000_000L, true, null);
             assertThat(d.outcome(0)).isEqualTo(new Outcome.Applied(Call.Kind.EXTEND, extended));
             assertThat(d.outcome(1)).isEqualTo(new Outcome.Refused(Outcome.Refusal.ALREADY_EXTENDED, RowState.HELD,
                     extended));
@@ -326,7 +327,7 @@ class BatchDeciderTest {
         void expiredHold_isNotHeld_unknownOrForeignHold_isNotFound() {
             HoldFacts due = hold(0, 1, "d", NOW);
             HoldFacts other = new HoldFacts(h.holdId(), h.slot(), "us", h.qty(), h.buyerId(), h.idempotencyKey(),
-                    h.fingerprint(), RowState.HELD, h.expiresAtMicros(), false, null);
+                    h.fingerprint(), RowState.HELD, h.createdAtMicros(), h.expiresAtMicros(), false, null);
             Table t = new Table().bucket(0, ONE, 0, 3, 0).loadedHolds(due, other);
             t.transition(due, Call.Kind.CONFIRM, "o").transition(h, Call.Kind.RELEASE, "");
             t.loaded.holds(Set.of(hold(0, 1, "gone", NOW).holdId()), List.of());

@@ -117,12 +117,12 @@ final class Table {
 
     static HoldFacts hold(int bucketNo, int qty, String key, long expiresAt) {
         return new HoldFacts(UUID.nameUUIDFromBytes((key + bucketNo).getBytes()), slot(bucketNo), "eu", qty, "buyer",
-                key, "fp-" + key + "-" + qty, RowState.HELD, expiresAt, false, null);
+                key, "fp-" + key + "-" + qty, RowState.HELD, expiresAt - 60_000_000L, expiresAt, false, null);
     }
 
     static HoldFacts row(HoldFacts h, RowState state, String orderRef) {
         return new HoldFacts(h.holdId(), h.slot(), h.region(), h.qty(), h.buyerId(), h.idempotencyKey(),
-                h.fingerprint(), state, h.expiresAtMicros(), h.extended(), orderRef);
+                h.fingerprint(), state, h.createdAtMicros(), h.expiresAtMicros(), h.extended(), orderRef);
     }
 
     Table loadedHolds(HoldFacts... rows) {
