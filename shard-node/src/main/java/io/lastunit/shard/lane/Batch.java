@@ -1,6 +1,7 @@
 package io.lastunit.shard.lane;
 
 import io.lastunit.api.inventory.v1.Hold;
+import io.lastunit.api.inventory.v1.HoldState;
 import io.lastunit.api.inventory.v1.ReserveOutcome;
 import io.lastunit.api.inventory.v1.ReserveResponse;
 import io.lastunit.common.Failure;
@@ -11,9 +12,15 @@ import io.lastunit.shard.escrow.Collapser;
 import io.lastunit.shard.escrow.ItemLedger;
 import io.lastunit.shard.escrow.ItemLedgers;
 import io.lastunit.shard.escrow.Promises;
+import io.lastunit.shard.store.BucketDeltaColumns;
+import io.lastunit.shard.store.HoldRefColumns;
 import io.lastunit.shard.store.HoldRow;
+import io.lastunit.shard.store.KeyRecordColumns;
 import io.lastunit.shard.store.KeyRef;
 import io.lastunit.shard.store.LaneStore;
+import io.lastunit.shard.store.NewHoldColumns;
+import io.lastunit.shard.store.UsageColumns;
+import io.lastunit.shard.store.UsageKey;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.time.Duration;
@@ -260,19 +267,11 @@ final class Batch {
         if (limited.isEmpty()) {
             return;
         }
-        int n = limited.size();
-        String[] t = new String[n];
-        String[] i = new String[n];
-        String[] b = new String[n];
-        Long[] q = new Long[n];
-        for (int x = 0; x < n; x++) {
-            HoldRow h = limited.get(x);
-            t[x] = h.tenantId();
-            i[x] = h.itemId();
-            b[x] = h.buyerId();
-            q[x] = (long) h.qty();
+        UsageColumns ends = new UsageColumns();
+        for (HoldRow h : limited) {
+            ends.add(new UsageKey(h.tenantId(), h.itemId(), h.buyerId()), 0, h.qty());
         }
-        store.subtractUsage(c(), t, i, b, q);
+        store.subtractUsage(c(), ends);
     }
 
     // ---- confirm, release, extend ----
@@ -348,13 +347,13 @@ final class Batch {
         List<HoldRow> released = new ArrayList<>();
         for (Map.Entry<Op.HoldAction.Kind, List<Op.HoldAction>> e : byKind.entrySet()) {
             List<Op.HoldAction> list = e.getValue();
-            LaneStore.HoldRefs refs = holdRefs(list);
+            HoldRefColumns refs = new HoldRefColumns();
+            list.forEach(a -> refs.add(a.holdId()));
             List<HoldRow> changed = switch (e.getKey()) {
-                case CONFIRM -> store.confirm(c(), refs,
-                        list.stream().map(Op.HoldAction::orderRef).toArray(String[]::new));
+                case CONFIRM -> store.confirm(c(), refs, list.stream().map(Op.HoldAction::orderRef).toList());
                 case RELEASE -> store.release(c(), refs);
                 case EXTEND -> store.extend(c(), refs, list.stream()
-                        .map(a -> cache.get(a.bucket()).item.extendByMs()).toArray(Long[]::new));
+                        .map(a -> cache.get(a.bucket()).item.extendByMs()).toList());
             };
             for (HoldRow h : changed) {
                 Op.HoldAction a = unmatched.remove(h.holdId());
@@ -382,21 +381,6 @@ final class Batch {
             explainUnmatched(unmatched, settled);
         }
         return settled;
-    }
-
-    private static LaneStore.HoldRefs holdRefs(List<Op.HoldAction> list) {
-        int n = list.size();
-        LaneStore.HoldRefs refs = new LaneStore.HoldRefs(new UUID[n], new String[n], new String[n],
-                new Integer[n], new String[n]);
-        for (int x = 0; x < n; x++) {
-            HoldId id = list.get(x).holdId();
-            refs.ids()[x] = id.uuid();
-            refs.tenants()[x] = id.tenantId();
-            refs.items()[x] = id.itemId();
-            refs.buckets()[x] = id.bucketNo();
-            refs.regions()[x] = id.region();
-        }
-        return refs;
     }
 
     /**
@@ -443,8 +427,8 @@ final class Batch {
             promises.attemptDecided();
             return null;
         }
-        Map<String, Long> usage = readUsage(reserves);
-        Map<String, Long> usageAdded = new LinkedHashMap<>();
+        Map<UsageKey, Long> usage = readUsage(reserves);
+        Map<UsageKey, Long> usageAdded = new LinkedHashMap<>();
         Map<KeyRef, Op.Reserve> leaders = new HashMap<>();
         Map<Op.Reserve, Op.Reserve> followers = new LinkedHashMap<>();
         List<Op.Reserve> lookups = new ArrayList<>();
@@ -515,7 +499,7 @@ final class Batch {
                 continue;
             }
             if (item.limited()) {
-                String uk = LaneStore.usageKey(q.getTenantId(), q.getItemId(), q.getBuyerId());
+                UsageKey uk = new UsageKey(q.getTenantId(), q.getItemId(), q.getBuyerId());
                 long used = usage.getOrDefault(uk, 0L) + usageAdded.getOrDefault(uk, 0L);
                 if (used + q.getQuantity() > item.perBuyerLimit()) {
                     answer(r, ReserveResponse.newBuilder().setOutcome(ReserveOutcome.LIMIT_EXCEEDED).build());
@@ -626,22 +610,14 @@ final class Batch {
         List<Op.Reserve> all = new ArrayList<>(n);
         all.addAll(forwards);
         all.addAll(claims);
-        LaneStore.KeyRecords rec = LaneStore.KeyRecords.of(n);
+        KeyRecordColumns rec = new KeyRecordColumns();
         long nowMillis = clock.nowMicros() / 1000;
-        for (int x = 0; x < n; x++) {
-            Op.Reserve r = all.get(x);
+        for (Op.Reserve r : all) {
             var q = r.request();
             int bucketNo = r.bucket().bucketNo();
-            rec.ids()[x] = HoldId.create(q.getTenantId(), q.getItemId(), q.getRegion(), bucketNo, nowMillis).uuid();
-            rec.tenants()[x] = q.getTenantId();
-            rec.items()[x] = q.getItemId();
-            rec.buckets()[x] = bucketNo;
-            rec.regions()[x] = q.getRegion();
-            rec.qtys()[x] = q.getQuantity();
-            rec.buyers()[x] = q.getBuyerId();
-            rec.keys()[x] = q.getIdempotencyKey();
-            rec.fingerprints()[x] = r.fingerprint();
-            rec.states()[x] = r.claim() ? "CLAIMED" : "FORWARDED";
+            rec.add(HoldId.create(q.getTenantId(), q.getItemId(), q.getRegion(), bucketNo, nowMillis).uuid(),
+                    q.getTenantId(), q.getItemId(), bucketNo, q.getRegion(), q.getQuantity(), q.getBuyerId(),
+                    q.getIdempotencyKey(), r.fingerprint(), r.claim() ? HoldState.CLAIMED : HoldState.FORWARDED);
         }
         List<HoldRow> inserted = store.insertKeyRecords(c(), rec);
         if (inserted.size() != n) {
@@ -697,7 +673,7 @@ final class Batch {
                 + " collapsed to its home region " + home + "; reserve there", Map.of("home_region", home));
     }
 
-    private Map<String, Long> readUsage(List<Op.Reserve> reserves) throws SQLException {
+    private Map<UsageKey, Long> readUsage(List<Op.Reserve> reserves) throws SQLException {
         List<Op.Reserve> limited = new ArrayList<>();
         for (Op.Reserve r : reserves) {
             BucketState b = cache.get(r.bucket());
@@ -708,17 +684,12 @@ final class Batch {
         if (limited.isEmpty()) {
             return Map.of();
         }
-        int n = limited.size();
-        String[] t = new String[n];
-        String[] i = new String[n];
-        String[] bu = new String[n];
-        for (int x = 0; x < n; x++) {
-            var q = limited.get(x).request();
-            t[x] = q.getTenantId();
-            i[x] = q.getItemId();
-            bu[x] = q.getBuyerId();
+        List<UsageKey> keys = new ArrayList<>(limited.size());
+        for (Op.Reserve r : limited) {
+            var q = r.request();
+            keys.add(new UsageKey(q.getTenantId(), q.getItemId(), q.getBuyerId()));
         }
-        return store.readUsage(c(), t, i, bu);
+        return store.readUsage(c(), keys);
     }
 
     /** Keys the bucket's key set could not vouch for: a known key is a retry, the rest SOLD_OUT. */
@@ -762,9 +733,9 @@ final class Batch {
                 continue;
             }
             boolean same = h.fingerprint().equals(r.fingerprint());
-            boolean claimRow = "CLAIMED".equals(h.state());
+            boolean claimRow = h.state() == HoldState.CLAIMED;
             if (r.claim() ? same && claimRow : same && !claimRow) {
-                if ("FORWARDED".equals(h.state())) {
+                if (h.state() == HoldState.FORWARDED) {
                     fail(r, forwarded(r));
                 } else {
                     answer(r, reserved(r, h.toProto()));
@@ -780,7 +751,7 @@ final class Batch {
         return Failure.of(Reason.IDEMPOTENCY_KEY_REUSED, "idempotency_key " + q.getIdempotencyKey() + " of item "
                 + q.getTenantId() + "/" + q.getItemId() + " was first used in region " + first.region()
                 + " for quantity=" + first.qty() + " buyer=" + first.buyerId()
-                + ("CLAIMED".equals(first.state()) ? "" : " (" + first.effectiveState() + ")")
+                + (first.state() == HoldState.CLAIMED ? "" : " (" + first.effectiveState() + ")")
                 + "; this request (region " + q.getRegion() + ", quantity=" + q.getQuantity() + ", buyer="
                 + q.getBuyerId() + ") differs");
     }
@@ -821,9 +792,8 @@ final class Batch {
         return new Redo(elsewhere.size() + " idempotency keys already in use", Set.of(), elsewhere);
     }
 
-    /** The new holds of a batch, as the insert's parameter arrays. */
-    private record NewHolds(List<Op.Reserve> reserves, UUID[] ids, String[] t, String[] i, Integer[] bn, String[] rg,
-                            Integer[] qty, String[] buyer, String[] key, String[] fp, Long[] ttl) {
+    /** The new holds of a batch: the Reserves, and the rows for the insert in the same order. */
+    private record NewHolds(List<Op.Reserve> reserves, NewHoldColumns rows) {
     }
 
     /**
@@ -836,33 +806,23 @@ final class Batch {
         if (accepted.isEmpty()) {
             return null;
         }
-        int n = accepted.size();
-        NewHolds h = new NewHolds(accepted, new UUID[n], new String[n], new String[n], new Integer[n], new String[n],
-                new Integer[n], new String[n], new String[n], new String[n], new Long[n]);
+        NewHolds h = new NewHolds(accepted, new NewHoldColumns());
         long nowMillis = clock.nowMicros() / 1000;
-        for (int x = 0; x < n; x++) {
-            Op.Reserve r = accepted.get(x);
+        for (Op.Reserve r : accepted) {
             var q = r.request();
-            h.ids[x] = HoldId.create(q.getTenantId(), q.getItemId(), q.getRegion(), r.bucket().bucketNo(), nowMillis)
-                    .uuid();
-            h.t[x] = q.getTenantId();
-            h.i[x] = q.getItemId();
-            h.bn[x] = r.bucket().bucketNo();
-            h.rg[x] = q.getRegion();
-            h.qty[x] = q.getQuantity();
-            h.buyer[x] = q.getBuyerId();
-            h.key[x] = q.getIdempotencyKey();
-            h.fp[x] = r.fingerprint();
-            h.ttl[x] = r.holdTtlMsRequested() != 0 ? r.holdTtlMsRequested() : cache.get(r.bucket()).item.holdTtlMs();
+            int bucketNo = r.bucket().bucketNo();
+            long ttl = r.holdTtlMsRequested() != 0 ? r.holdTtlMsRequested() : cache.get(r.bucket()).item.holdTtlMs();
+            h.rows().add(HoldId.create(q.getTenantId(), q.getItemId(), q.getRegion(), bucketNo, nowMillis).uuid(),
+                    q.getTenantId(), q.getItemId(), bucketNo, q.getRegion(), q.getQuantity(), q.getBuyerId(),
+                    q.getIdempotencyKey(), r.fingerprint(), ttl);
         }
         if (mayDefer && !stepwise && !conn.opened()) {
             deferred = h;
             take(h);
             return null;
         }
-        LaneStore.InsertedHolds inserted = store.insertHolds(c(), h.ids, h.t, h.i, h.bn, h.rg, h.qty, h.buyer, h.key,
-                h.fp, h.ttl);
-        if (inserted.count() != h.ids.length) {
+        LaneStore.InsertedHolds inserted = store.insertHolds(c(), h.rows());
+        if (inserted.count() != h.rows().size()) {
             return keysInUse(new java.util.HashSet<>(inserted.inserted()), h.reserves);
         }
         take(h);
@@ -872,50 +832,37 @@ final class Batch {
 
     /** The new holds' units move from available to held in this batch's deltas; their keys join the key set. */
     private void take(NewHolds h) {
-        for (int x = 0; x < h.ids.length; x++) {
+        for (int x = 0; x < h.rows().size(); x++) {
             Delta d = delta(h.reserves.get(x).bucket());
-            d.available -= h.qty[x];
-            d.held += h.qty[x];
-            d.newKeys.add(h.key[x]);
+            d.available -= h.rows().qty(x);
+            d.held += h.rows().qty(x);
+            d.newKeys.add(h.rows().key(x));
         }
     }
 
     /** Once the holds are written at {@code created} (the database's now()): each caller's RESERVED. */
     private void answerPlaced(NewHolds h, Instant created) {
         long createdMicros = created.getEpochSecond() * 1_000_000L + created.getNano() / 1_000;
-        for (int x = 0; x < h.ids.length; x++) {
+        for (int x = 0; x < h.rows().size(); x++) {
             Op.Reserve r = h.reserves.get(x);
-            Instant expires = created.plusMillis(h.ttl[x]);
-            HoldRow row = new HoldRow(h.ids[x], h.t[x], h.i[x], h.bn[x], h.rg[x], h.qty[x], h.buyer[x], h.key[x],
-                    h.fp[x], "HELD", created, expires, false, null, false);
+            HoldRow row = h.rows().row(x, created);
             Delta d = delta(r.bucket());
-            d.minNewExpiryMicros = Math.min(d.minNewExpiryMicros, createdMicros + h.ttl[x] * 1_000L);
+            d.minNewExpiryMicros = Math.min(d.minNewExpiryMicros, createdMicros + h.rows().ttlMs(x) * 1_000L);
             answer(r, reserved(r, row.toProto()));
         }
     }
 
-    private Redo writeUsage(List<Op.Reserve> accepted, Map<String, Long> usage, Map<String, Long> added)
+    private Redo writeUsage(List<Op.Reserve> accepted, Map<UsageKey, Long> usage, Map<UsageKey, Long> added)
             throws SQLException {
         if (added.isEmpty()) {
             return null;
         }
         int n = added.size();
-        String[] t = new String[n];
-        String[] i = new String[n];
-        String[] b = new String[n];
-        Long[] expected = new Long[n];
-        Long[] add = new Long[n];
-        int x = 0;
-        for (Map.Entry<String, Long> e : added.entrySet()) {
-            String[] parts = e.getKey().split("\0", 3);
-            t[x] = parts[0];
-            i[x] = parts[1];
-            b[x] = parts[2];
-            expected[x] = usage.getOrDefault(e.getKey(), 0L);
-            add[x] = e.getValue();
-            x++;
+        UsageColumns changes = new UsageColumns();
+        for (Map.Entry<UsageKey, Long> e : added.entrySet()) {
+            changes.add(e.getKey(), usage.getOrDefault(e.getKey(), 0L), e.getValue());
         }
-        int matched = store.casUsage(c(), t, i, b, expected, add);
+        int matched = store.casUsage(c(), changes);
         if (matched != n) {
             return new Redo("buyer usage changed underneath (" + matched + " of " + n + " matched)", Set.of(), Set.of());
         }
@@ -924,9 +871,8 @@ final class Batch {
 
     // ---- the hot row, last ----
 
-    /** The counter changes of every bucket this batch changes, as the bucket update's parameter arrays. */
-    private record BucketDeltas(List<BucketKey> keys, String[] t, String[] i, Integer[] bn, Long[] dal, Long[] da,
-                                Long[] dh, Long[] ds, Long[] tk) {
+    /** The counter changes of every bucket this batch changes: the buckets, and their deltas in the same order. */
+    private record BucketDeltas(List<BucketKey> keys, BucketDeltaColumns columns) {
         int size() {
             return keys.size();
         }
@@ -940,20 +886,11 @@ final class Batch {
                 keys.add(e.getKey());
             }
         }
-        int n = keys.size();
-        BucketDeltas b = new BucketDeltas(keys, new String[n], new String[n], new Integer[n], new Long[n], new Long[n],
-                new Long[n], new Long[n], new Long[n]);
-        for (int x = 0; x < n; x++) {
-            BucketKey k = keys.get(x);
+        BucketDeltas b = new BucketDeltas(keys, new BucketDeltaColumns());
+        for (BucketKey k : keys) {
             Delta d = deltas.get(k);
-            b.t[x] = k.tenantId();
-            b.i[x] = k.itemId();
-            b.bn[x] = k.bucketNo();
-            b.dal[x] = 0L; // allotment moves only in a borrow, which commits on its own
-            b.da[x] = d.available;
-            b.dh[x] = d.held;
-            b.ds[x] = d.sold;
-            b.tk[x] = d.taken;
+            // allotment moves only in a borrow, which commits on its own
+            b.columns().add(k.tenantId(), k.itemId(), k.bucketNo(), 0, d.available, d.held, d.sold, d.taken);
         }
         return b;
     }
@@ -966,7 +903,7 @@ final class Batch {
         if (b.size() == 0) {
             return null;
         }
-        List<LaneStore.BucketRow> rows = store.applyBucketDeltas(c(), b.t, b.i, b.bn, b.dal, b.da, b.dh, b.ds, b.tk);
+        List<LaneStore.BucketRow> rows = store.applyBucketDeltas(c(), b.columns());
         if (rows.size() != b.size()) {
             Set<BucketKey> stale = new java.util.HashSet<>(b.keys);
             for (LaneStore.BucketRow r : rows) {
@@ -992,8 +929,7 @@ final class Batch {
         LaneStore.Reserved written;
         try {
             oneStatementSent = true;
-            written = store.reserveInOneStatement(c, h.ids, h.t, h.i, h.bn, h.rg, h.qty, h.buyer, h.key, h.fp, h.ttl,
-                    b.t, b.i, b.bn, b.dal, b.da, b.dh, b.ds, b.tk);
+            written = store.reserveInOneStatement(c, h.rows(), b.columns());
         } catch (SQLException e) {
             if (LaneStore.REFUSED.equals(e.getSQLState())) {
                 refusedInOneStatement = true;

@@ -1,5 +1,6 @@
 package io.lastunit.shard.lane;
 
+import io.lastunit.api.inventory.v1.HoldState;
 import io.lastunit.api.inventory.v1.Hold;
 import io.lastunit.common.Failure;
 import io.lastunit.common.HoldId;
@@ -50,23 +51,23 @@ final class HoldTransitions {
         if (row == null || !row.id().equals(id)) {
             return new Refuse(Failure.of(Reason.HOLD_NOT_FOUND, "no hold " + id.encode()));
         }
-        String state = row.effectiveState();
-        if (kind == Op.HoldAction.Kind.CONFIRM && "SOLD".equals(row.state())) {
+        HoldState state = row.effectiveState();
+        if (kind == Op.HoldAction.Kind.CONFIRM && row.state() == HoldState.SOLD) {
             if (orderRef.equals(row.orderRef())) {
                 return new Answer(row.toProto());
             }
             return new Refuse(Failure.of(Reason.ORDER_REF_MISMATCH, "hold " + id.encode()
                     + " was confirmed with order_ref=" + row.orderRef() + ", not " + orderRef,
-                    Map.of("state", "SOLD")));
+                    Map.of("state", HoldState.SOLD.name())));
         }
-        if (!"HELD".equals(state)) {
+        if (state != HoldState.HELD) {
             return new Refuse(Failure.of(Reason.HOLD_NOT_HELD, "hold " + id.encode() + " is " + state
-                    + "; " + kind + " needs HELD", Map.of("state", state)));
+                    + "; " + kind + " needs HELD", Map.of("state", state.name())));
         }
         if (kind == Op.HoldAction.Kind.EXTEND && row.extended()) {
             return new Refuse(Failure.of(Reason.HOLD_ALREADY_EXTENDED, "hold " + id.encode()
                     + " was already extended (once per hold); it expires at " + row.expiresAt(),
-                    Map.of("state", state)));
+                    Map.of("state", state.name())));
         }
         return APPLY;
     }

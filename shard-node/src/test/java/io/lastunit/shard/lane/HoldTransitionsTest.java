@@ -12,6 +12,7 @@ import io.lastunit.shard.lane.Op.HoldAction.Kind;
 import io.lastunit.shard.store.HoldRow;
 import java.time.Instant;
 import java.util.UUID;
+import io.lastunit.api.inventory.v1.HoldState;
 import java.util.stream.Stream;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
@@ -24,7 +25,7 @@ class HoldTransitionsTest {
     private static final Instant T0 = Instant.parse("2026-12-01T00:00:00Z");
 
     private static HoldRow row(String state, boolean extended, String orderRef, boolean dueNow) {
-        return new HoldRow(ID.uuid(), "t", "i", 0, "local", 2, "buyer", "key", "fp", state, T0,
+        return new HoldRow(ID.uuid(), "t", "i", 0, "local", 2, "buyer", "key", "fp", HoldState.valueOf(state), T0,
                 T0.plusSeconds(600), extended, orderRef, dueNow);
     }
 
