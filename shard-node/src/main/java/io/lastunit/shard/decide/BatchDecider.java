@@ -1,5 +1,6 @@
 package io.lastunit.shard.decide;
 
+import io.lastunit.api.inventory.v1.HoldState;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
@@ -146,7 +147,7 @@ public final class BatchDecider {
                             + " (now " + now + ")");
                 }
                 delta(b.slot()).giveBack(h.qty());
-                rows.put(h.holdId(), h.with(RowState.EXPIRED, h.expiresAtMicros(), h.extended(), h.orderRef()));
+                rows.put(h.holdId(), h.with(HoldState.EXPIRED, h.expiresAtMicros(), h.extended(), h.orderRef()));
                 expired.add(h);
                 if (b.item().limited()) {
                     giveUsage(h);
@@ -187,16 +188,16 @@ public final class BatchDecider {
             HoldFacts after = switch (t.kind()) {
                 case CONFIRM -> {
                     d.confirm(row.qty());
-                    yield row.with(RowState.SOLD, row.expiresAtMicros(), row.extended(), t.orderRef());
+                    yield row.with(HoldState.SOLD, row.expiresAtMicros(), row.extended(), t.orderRef());
                 }
                 case RELEASE -> {
                     d.giveBack(row.qty());
                     if (b.item().limited()) {
                         giveUsage(row);
                     }
-                    yield row.with(RowState.RELEASED, row.expiresAtMicros(), row.extended(), row.orderRef());
+                    yield row.with(HoldState.RELEASED, row.expiresAtMicros(), row.extended(), row.orderRef());
                 }
-                case EXTEND -> row.with(RowState.HELD, row.expiresAtMicros() + b.item().extendByMs() * 1_000L, true,
+                case EXTEND -> row.with(HoldState.HELD, row.expiresAtMicros() + b.item().extendByMs() * 1_000L, true,
                         row.orderRef());
             };
             int round = stepsPerHold.merge(t.holdId(), 1, Integer::sum) - 1;
@@ -247,13 +248,13 @@ public final class BatchDecider {
             }
             if (r.claim()) {
                 Outcome refused = KeyRules.refuseClaim(r, item);
-                return refused != null ? refused : new Outcome.Recorded(RowState.CLAIMED);
+                return refused != null ? refused : new Outcome.Recorded(HoldState.CLAIMED);
             }
             long[] wanted = demand.computeIfAbsent(new ItemName(r.slot().tenantId(), r.slot().itemId()),
                     x -> new long[2]);
             wanted[0]++;
             if (item.regionCollapsed() && !item.isHome(r.region())) {
-                return new Outcome.Recorded(RowState.FORWARDED);
+                return new Outcome.Recorded(HoldState.FORWARDED);
             }
             BucketDelta d = delta(r.slot());
             long remaining = remaining(b, d);

@@ -1,5 +1,6 @@
 package io.lastunit.shard.decide;
 
+import io.lastunit.api.inventory.v1.HoldState;
 import java.util.UUID;
 
 /**
@@ -18,7 +19,7 @@ public record HoldFacts(
         String buyerId,
         String idempotencyKey,
         String fingerprint,
-        RowState state,
+        HoldState state,
         long createdAtMicros,
         long expiresAtMicros,
         boolean extended,
@@ -26,12 +27,12 @@ public record HoldFacts(
 
     /** HELD with its expiry passed at {@code nowMicros}: it reads as EXPIRED before the sweep gets to it. */
     public boolean dueAt(long nowMicros) {
-        return state == RowState.HELD && expiresAtMicros <= nowMicros;
+        return state == HoldState.HELD && expiresAtMicros <= nowMicros;
     }
 
     /** The state a caller sees at {@code nowMicros}. */
-    public RowState effectiveState(long nowMicros) {
-        return dueAt(nowMicros) ? RowState.EXPIRED : state;
+    public HoldState effectiveState(long nowMicros) {
+        return dueAt(nowMicros) ? HoldState.EXPIRED : state;
     }
 
     public KeyName keyName() {
@@ -42,7 +43,7 @@ public record HoldFacts(
         return new BuyerName(slot.tenantId(), slot.itemId(), buyerId);
     }
 
-    HoldFacts with(RowState s, long expires, boolean ext, String ref) {
+    HoldFacts with(HoldState s, long expires, boolean ext, String ref) {
         return new HoldFacts(holdId, slot, region, qty, buyerId, idempotencyKey, fingerprint, s, createdAtMicros, expires,
                 ext, ref);
     }

@@ -1,5 +1,7 @@
 package io.lastunit.shard.decide;
 
+import io.lastunit.api.inventory.v1.HoldState;
+
 /**
  * What a Confirm, Release or Extend gets when judged against its hold's row at {@code now}:
  * null when the hold is HELD, unexpired and the call changes it (it applies); otherwise the answer a
@@ -14,12 +16,12 @@ final class HoldRules {
         if (row == null || !row.slot().equals(t.slot()) || !row.region().equals(t.region())) {
             return new Outcome.Refused(Outcome.Refusal.NOT_FOUND, null, null);
         }
-        if (t.kind() == Call.Kind.CONFIRM && row.state() == RowState.SOLD) {
+        if (t.kind() == Call.Kind.CONFIRM && row.state() == HoldState.SOLD) {
             return t.orderRef().equals(row.orderRef()) ? new Outcome.Unchanged(row)
-                    : new Outcome.Refused(Outcome.Refusal.ORDER_REF_MISMATCH, RowState.SOLD, row);
+                    : new Outcome.Refused(Outcome.Refusal.ORDER_REF_MISMATCH, HoldState.SOLD, row);
         }
-        RowState state = row.effectiveState(now);
-        if (state != RowState.HELD) {
+        HoldState state = row.effectiveState(now);
+        if (state != HoldState.HELD) {
             return new Outcome.Refused(Outcome.Refusal.NOT_HELD, state, row);
         }
         if (t.kind() == Call.Kind.EXTEND && row.extended()) {

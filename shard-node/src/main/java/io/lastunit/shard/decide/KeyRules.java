@@ -1,5 +1,7 @@
 package io.lastunit.shard.decide;
 
+import io.lastunit.api.inventory.v1.HoldState;
+
 /**
  * What a Reserve gets when its key was used before, and whether a claim of a key may be
  * recorded here. Pure.
@@ -14,9 +16,9 @@ final class KeyRules {
      */
     static Outcome repeat(Call.Reserve r, HoldFacts first) {
         boolean same = first.fingerprint().equals(r.fingerprint());
-        boolean claimRow = first.state() == RowState.CLAIMED;
+        boolean claimRow = first.state() == HoldState.CLAIMED;
         if (r.claim() ? same && claimRow : same && !claimRow) {
-            return first.state() == RowState.FORWARDED ? new Outcome.ForwardedAgain(first) : new Outcome.Existing(first);
+            return first.state() == HoldState.FORWARDED ? new Outcome.ForwardedAgain(first) : new Outcome.Existing(first);
         }
         return new Outcome.KeyReused(first);
     }

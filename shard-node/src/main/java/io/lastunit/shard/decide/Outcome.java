@@ -1,5 +1,7 @@
 package io.lastunit.shard.decide;
 
+import io.lastunit.api.inventory.v1.HoldState;
+
 /**
  * What one call of a batch comes to. The lane turns each into the caller's answer after the
  * batch committed (or, for {@link Carry}, into the next batch).
@@ -13,7 +15,7 @@ public sealed interface Outcome {
     }
 
     /** A key record that holds no units: FORWARDED (the item collapsed home) or CLAIMED (a claim). */
-    record Recorded(RowState state) implements Outcome {
+    record Recorded(HoldState state) implements Outcome {
     }
 
     /** The key's first use was this same request: the caller gets that row back. */
@@ -63,7 +65,7 @@ public sealed interface Outcome {
     }
 
     /** The transition cannot apply to the hold as it is ({@code row} null: no such hold). */
-    record Refused(Refusal why, RowState state, HoldFacts row) implements Outcome {
+    record Refused(Refusal why, HoldState state, HoldFacts row) implements Outcome {
     }
 
     enum Refusal { NOT_FOUND, ORDER_REF_MISMATCH, NOT_HELD, ALREADY_EXTENDED }

@@ -1,6 +1,7 @@
 package io.lastunit.shard.lane;
 
 import io.lastunit.api.inventory.v1.Hold;
+import io.lastunit.api.inventory.v1.HoldState;
 import io.lastunit.api.inventory.v1.ReserveOutcome;
 import io.lastunit.api.inventory.v1.ReserveResponse;
 import io.lastunit.common.Failure;
@@ -96,7 +97,7 @@ final class Answers {
     /** IDEMPOTENCY_KEY_REUSED, naming the key's first use. */
     private static Failure keyReused(Op.Reserve r, HoldFacts first, long now) {
         var q = r.request();
-        boolean claim = first.state() == io.lastunit.shard.decide.RowState.CLAIMED;
+        boolean claim = first.state() == HoldState.CLAIMED;
         return Failure.of(Reason.IDEMPOTENCY_KEY_REUSED, "idempotency_key " + q.getIdempotencyKey() + " of item "
                 + q.getTenantId() + "/" + q.getItemId() + " was first used in region " + first.region()
                 + " for quantity=" + first.qty() + " buyer=" + first.buyerId()
@@ -141,7 +142,7 @@ final class Answers {
 
     static HoldRow row(HoldFacts h, long now) {
         return new HoldRow(h.holdId(), h.slot().tenantId(), h.slot().itemId(), h.slot().bucketNo(), h.region(), h.qty(),
-                h.buyerId(), h.idempotencyKey(), h.fingerprint(), h.state().name(), instant(h.createdAtMicros()),
+                h.buyerId(), h.idempotencyKey(), h.fingerprint(), h.state(), instant(h.createdAtMicros()),
                 instant(h.expiresAtMicros()), h.extended(), h.orderRef(), h.dueAt(now));
     }
 

@@ -8,6 +8,7 @@ import io.lastunit.shard.decide.Slot;
 import io.lastunit.shard.store.HoldRow;
 import io.lastunit.shard.store.KeyRef;
 import io.lastunit.shard.store.LaneStore;
+import io.lastunit.shard.store.UsageKey;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.util.ArrayList;
@@ -58,25 +59,12 @@ final class BatchLoader {
     }
 
     private Map<BuyerName, Long> usage(Connection c, Needs n) throws SQLException {
-        int size = n.usage().size();
-        String[] t = new String[size];
-        String[] i = new String[size];
-        String[] b = new String[size];
-        int x = 0;
-        for (BuyerName buyer : n.usage()) {
-            t[x] = buyer.tenantId();
-            i[x] = buyer.itemId();
-            b[x] = buyer.buyerId();
-            x++;
+        List<UsageKey> keys = new ArrayList<>(n.usage().size());
+        for (BuyerName b : n.usage()) {
+            keys.add(new UsageKey(b.tenantId(), b.itemId(), b.buyerId()));
         }
-        Map<String, Long> read = store.readUsage(c, t, i, b);
         Map<BuyerName, Long> used = new HashMap<>();
-        for (BuyerName buyer : n.usage()) {
-            Long q = read.get(LaneStore.usageKey(buyer.tenantId(), buyer.itemId(), buyer.buyerId()));
-            if (q != null) {
-                used.put(buyer, q);
-            }
-        }
+        store.readUsage(c, keys).forEach((k, q) -> used.put(new BuyerName(k.tenantId(), k.itemId(), k.buyerId()), q));
         return used;
     }
 }

@@ -9,8 +9,14 @@ import io.lastunit.shard.decide.HoldFacts;
 import io.lastunit.shard.decide.Outcome;
 import io.lastunit.shard.decide.Slot;
 import io.lastunit.shard.store.HoldRow;
+import io.lastunit.shard.store.BucketDeltaColumns;
+import io.lastunit.shard.store.HoldRefColumns;
+import io.lastunit.shard.store.KeyRecordColumns;
 import io.lastunit.shard.store.KeyRef;
 import io.lastunit.shard.store.LaneStore;
+import io.lastunit.shard.store.NewHoldColumns;
+import io.lastunit.shard.store.UsageColumns;
+import io.lastunit.shard.store.UsageKey;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.time.Instant;
@@ -81,7 +87,7 @@ final class BatchWriter {
         }
         BucketDeltas b = deltas(d);
         List<LaneStore.BucketRow> rows = b.size() == 0 ? List.of()
-                : store.applyBucketDeltas(conn.get(), b.t, b.i, b.bn, b.dal, b.da, b.dh, b.ds, b.tk);
+                : store.applyBucketDeltas(conn.get(), b.columns());
         if (rows.size() != b.size()) {
             Set<BucketKey> stale = new HashSet<>(b.keys);
             for (LaneStore.BucketRow r : rows) {
@@ -134,15 +140,16 @@ final class BatchWriter {
         for (Map<Call.Kind, List<Decided.Step>> round : rounds.values()) {
             for (Map.Entry<Call.Kind, List<Decided.Step>> e : round.entrySet()) {
                 List<Decided.Step> steps = e.getValue();
-                LaneStore.HoldRefs refs = holdRefs(steps);
+                HoldRefColumns refs = new HoldRefColumns();
+                for (Decided.Step s : steps) {
+                    refs.add(((Op.HoldAction) ops.get(s.call().index())).holdId());
+                }
                 Connection c = conn.get();
                 List<HoldRow> changed = switch (e.getKey()) {
-                    case CONFIRM -> store.confirm(c, refs,
-                            steps.stream().map(s -> s.call().orderRef()).toArray(String[]::new));
+                    case CONFIRM -> store.confirm(c, refs, steps.stream().map(s -> s.call().orderRef()).toList());
                     case RELEASE -> store.release(c, refs);
                     case EXTEND -> store.extend(c, refs, steps.stream()
-                            .map(s -> (s.after().expiresAtMicros() - s.before().expiresAtMicros()) / 1_000L)
-                            .toArray(Long[]::new));
+                            .map(s -> (s.after().expiresAtMicros() - s.before().expiresAtMicros()) / 1_000L).toList());
                 };
                 if (changed.size() != steps.size()) {
                     return stale(e.getKey() + " changed " + changed.size() + " of " + steps.size() + " holds",
@@ -151,21 +158,6 @@ final class BatchWriter {
             }
         }
         return null;
-    }
-
-    private LaneStore.HoldRefs holdRefs(List<Decided.Step> steps) {
-        int n = steps.size();
-        LaneStore.HoldRefs refs = new LaneStore.HoldRefs(new UUID[n], new String[n], new String[n], new Integer[n],
-                new String[n]);
-        for (int x = 0; x < n; x++) {
-            HoldId id = ((Op.HoldAction) ops.get(steps.get(x).call().index())).holdId();
-            refs.ids()[x] = id.uuid();
-            refs.tenants()[x] = id.tenantId();
-            refs.items()[x] = id.itemId();
-            refs.buckets()[x] = id.bucketNo();
-            refs.regions()[x] = id.region();
-        }
-        return refs;
     }
 
     /** The rows changed under the lane (a second writer, a cache gone stale): reload their buckets. */
@@ -181,42 +173,24 @@ final class BatchWriter {
 
     private Batch.Redo usage(Decided d) throws SQLException {
         if (!d.usageGiven().isEmpty()) {
-            int n = d.usageGiven().size();
-            String[] t = new String[n];
-            String[] i = new String[n];
-            String[] b = new String[n];
-            Long[] q = new Long[n];
-            for (int x = 0; x < n; x++) {
-                HoldFacts h = d.usageGiven().get(x);
-                t[x] = h.slot().tenantId();
-                i[x] = h.slot().itemId();
-                b[x] = h.buyerId();
-                q[x] = (long) h.qty();
+            UsageColumns ended = new UsageColumns();
+            for (HoldFacts h : d.usageGiven()) {
+                ended.add(new UsageKey(h.slot().tenantId(), h.slot().itemId(), h.buyerId()), 0, h.qty());
             }
-            store.subtractUsage(conn.get(), t, i, b, q);
+            store.subtractUsage(conn.get(), ended);
         }
         if (d.usageTaken().isEmpty()) {
             return null;
         }
-        int n = d.usageTaken().size();
-        String[] t = new String[n];
-        String[] i = new String[n];
-        String[] b = new String[n];
-        Long[] expected = new Long[n];
-        Long[] add = new Long[n];
-        int x = 0;
+        UsageColumns taken = new UsageColumns();
         for (Map.Entry<BuyerName, Decided.UsageTake> e : d.usageTaken().entrySet()) {
-            t[x] = e.getKey().tenantId();
-            i[x] = e.getKey().itemId();
-            b[x] = e.getKey().buyerId();
-            expected[x] = e.getValue().expected();
-            add[x] = e.getValue().add();
-            x++;
+            BuyerName b = e.getKey();
+            taken.add(new UsageKey(b.tenantId(), b.itemId(), b.buyerId()), e.getValue().expected(), e.getValue().add());
         }
-        int matched = store.casUsage(conn.get(), t, i, b, expected, add);
-        if (matched != n) {
-            return new Batch.Redo("buyer usage changed underneath (" + matched + " of " + n + " matched)", Set.of(),
-                    Set.of());
+        int matched = store.casUsage(conn.get(), taken);
+        if (matched != taken.size()) {
+            return new Batch.Redo("buyer usage changed underneath (" + matched + " of " + taken.size() + " matched)",
+                    Set.of(), Set.of());
         }
         return null;
     }
@@ -235,32 +209,22 @@ final class BatchWriter {
     /** FORWARDED and CLAIMED records, in the bucket that decided them (so its key set and the table agree). */
     private Batch.Redo records(Decided d, Map<Integer, HoldRow> placed) throws SQLException {
         List<Integer> at = new ArrayList<>();
+        KeyRecordColumns rec = new KeyRecordColumns();
+        List<Op.Reserve> tried = new ArrayList<>();
         for (int x = 0; x < d.outcomes().length; x++) {
-            if (d.outcome(x) instanceof Outcome.Recorded) {
+            if (d.outcome(x) instanceof Outcome.Recorded o) {
+                Op.Reserve r = (Op.Reserve) ops.get(x);
+                var q = r.request();
+                int bucketNo = r.bucket().bucketNo();
+                rec.add(HoldId.create(q.getTenantId(), q.getItemId(), q.getRegion(), bucketNo, nowMillis).uuid(),
+                        q.getTenantId(), q.getItemId(), bucketNo, q.getRegion(), q.getQuantity(), q.getBuyerId(),
+                        q.getIdempotencyKey(), r.fingerprint(), o.state());
                 at.add(x);
+                tried.add(r);
             }
         }
         if (at.isEmpty()) {
             return null;
-        }
-        LaneStore.KeyRecords rec = LaneStore.KeyRecords.of(at.size());
-        List<Op.Reserve> tried = new ArrayList<>(at.size());
-        for (int x = 0; x < at.size(); x++) {
-            Op.Reserve r = (Op.Reserve) ops.get(at.get(x));
-            Outcome.Recorded o = (Outcome.Recorded) d.outcome(at.get(x));
-            var q = r.request();
-            int bucketNo = r.bucket().bucketNo();
-            rec.ids()[x] = HoldId.create(q.getTenantId(), q.getItemId(), q.getRegion(), bucketNo, nowMillis).uuid();
-            rec.tenants()[x] = q.getTenantId();
-            rec.items()[x] = q.getItemId();
-            rec.buckets()[x] = bucketNo;
-            rec.regions()[x] = q.getRegion();
-            rec.qtys()[x] = q.getQuantity();
-            rec.buyers()[x] = q.getBuyerId();
-            rec.keys()[x] = q.getIdempotencyKey();
-            rec.fingerprints()[x] = r.fingerprint();
-            rec.states()[x] = o.state().name();
-            tried.add(r);
         }
         List<HoldRow> inserted = store.insertKeyRecords(conn.get(), rec);
         Map<KeyRef, HoldRow> rows = new HashMap<>();
@@ -290,20 +254,11 @@ final class BatchWriter {
         return new Batch.Redo(elsewhere.size() + " idempotency keys already in use", Set.of(), elsewhere);
     }
 
-    /** The new holds of a batch, as the insert's parameter arrays, with the call index of each. */
+    /** The new holds of a batch, as the insert's columns, with the call index of each. */
     private static final class NewHolds {
+        final NewHoldColumns columns = new NewHoldColumns();
         final List<Integer> at = new ArrayList<>();
         final List<Op.Reserve> reserves = new ArrayList<>();
-        UUID[] ids;
-        String[] t;
-        String[] i;
-        Integer[] bn;
-        String[] rg;
-        Integer[] qty;
-        String[] buyer;
-        String[] key;
-        String[] fp;
-        Long[] ttl;
         final Map<Slot, Long> firstExpiry = new HashMap<>();
 
         boolean isEmpty() {
@@ -313,38 +268,17 @@ final class BatchWriter {
 
     private NewHolds newHolds(Decided d) {
         NewHolds h = new NewHolds();
-        List<Long> ttls = new ArrayList<>();
         for (int x = 0; x < d.outcomes().length; x++) {
-            if (d.outcome(x) instanceof Outcome.Reserved r) {
+            if (d.outcome(x) instanceof Outcome.Reserved o) {
+                Op.Reserve r = (Op.Reserve) ops.get(x);
+                var q = r.request();
+                int bucketNo = r.bucket().bucketNo();
+                h.columns.add(HoldId.create(q.getTenantId(), q.getItemId(), q.getRegion(), bucketNo, nowMillis).uuid(),
+                        q.getTenantId(), q.getItemId(), bucketNo, q.getRegion(), q.getQuantity(), q.getBuyerId(),
+                        q.getIdempotencyKey(), r.fingerprint(), o.ttlMs());
                 h.at.add(x);
-                h.reserves.add((Op.Reserve) ops.get(x));
-                ttls.add(r.ttlMs());
+                h.reserves.add(r);
             }
-        }
-        int n = h.at.size();
-        h.ids = new UUID[n];
-        h.t = new String[n];
-        h.i = new String[n];
-        h.bn = new Integer[n];
-        h.rg = new String[n];
-        h.qty = new Integer[n];
-        h.buyer = new String[n];
-        h.key = new String[n];
-        h.fp = new String[n];
-        h.ttl = ttls.toArray(Long[]::new);
-        for (int x = 0; x < n; x++) {
-            Op.Reserve r = h.reserves.get(x);
-            var q = r.request();
-            h.ids[x] = HoldId.create(q.getTenantId(), q.getItemId(), q.getRegion(), r.bucket().bucketNo(), nowMillis)
-                    .uuid();
-            h.t[x] = q.getTenantId();
-            h.i[x] = q.getItemId();
-            h.bn[x] = r.bucket().bucketNo();
-            h.rg[x] = q.getRegion();
-            h.qty[x] = q.getQuantity();
-            h.buyer[x] = q.getBuyerId();
-            h.key[x] = q.getIdempotencyKey();
-            h.fp[x] = r.fingerprint();
         }
         return h;
     }
@@ -353,9 +287,8 @@ final class BatchWriter {
         if (h.isEmpty()) {
             return null;
         }
-        LaneStore.InsertedHolds inserted = store.insertHolds(conn.get(), h.ids, h.t, h.i, h.bn, h.rg, h.qty, h.buyer,
-                h.key, h.fp, h.ttl);
-        if (inserted.count() != h.ids.length) {
+        LaneStore.InsertedHolds inserted = store.insertHolds(conn.get(), h.columns);
+        if (inserted.count() != h.columns.size()) {
             return keysInUse(new HashSet<>(inserted.inserted()), h.reserves);
         }
         placed(h, inserted.createdAt(), placed);
@@ -365,45 +298,34 @@ final class BatchWriter {
     /** Once the holds are written at {@code created} (the database's now()): their rows, and each bucket's first new expiry. */
     private static void placed(NewHolds h, Instant created, Map<Integer, HoldRow> placed) {
         long createdMicros = Facts.micros(created);
-        for (int x = 0; x < h.ids.length; x++) {
-            placed.put(h.at.get(x), new HoldRow(h.ids[x], h.t[x], h.i[x], h.bn[x], h.rg[x], h.qty[x], h.buyer[x],
-                    h.key[x], h.fp[x], "HELD", created, created.plusMillis(h.ttl[x]), false, null, false));
-            h.firstExpiry.merge(Facts.slot(h.reserves.get(x).bucket()), createdMicros + h.ttl[x] * 1_000L, Math::min);
+        for (int x = 0; x < h.columns.size(); x++) {
+            placed.put(h.at.get(x), h.columns.row(x, created));
+            h.firstExpiry.merge(Facts.slot(h.reserves.get(x).bucket()), createdMicros + h.columns.ttlMs(x) * 1_000L,
+                    Math::min);
         }
     }
 
     // ---- the hot rows, last ----
 
-    /** The counter changes of every bucket the batch changes, as the bucket update's parameter arrays. */
-    private record BucketDeltas(List<BucketKey> keys, String[] t, String[] i, Integer[] bn, Long[] dal, Long[] da,
-                                Long[] dh, Long[] ds, Long[] tk) {
+    /** The counter changes of every bucket the batch changes, as the bucket update's columns. */
+    private record BucketDeltas(List<BucketKey> keys, BucketDeltaColumns columns) {
         int size() {
             return keys.size();
         }
     }
 
     private static BucketDeltas deltas(Decided d) {
-        List<Map.Entry<Slot, BucketDelta>> changed = new ArrayList<>();
+        BucketDeltas b = new BucketDeltas(new ArrayList<>(), new BucketDeltaColumns());
         for (Map.Entry<Slot, BucketDelta> e : d.deltas().entrySet()) {
-            if (e.getValue().changes()) {
-                changed.add(e);
+            BucketDelta delta = e.getValue();
+            if (!delta.changes()) {
+                continue;
             }
-        }
-        int n = changed.size();
-        BucketDeltas b = new BucketDeltas(new ArrayList<>(n), new String[n], new String[n], new Integer[n], new Long[n],
-                new Long[n], new Long[n], new Long[n], new Long[n]);
-        for (int x = 0; x < n; x++) {
-            Slot s = changed.get(x).getKey();
-            BucketDelta delta = changed.get(x).getValue();
+            Slot s = e.getKey();
             b.keys.add(Facts.key(s));
-            b.t[x] = s.tenantId();
-            b.i[x] = s.itemId();
-            b.bn[x] = s.bucketNo();
-            b.dal[x] = 0L; // allotment moves only in a borrow, which commits on its own
-            b.da[x] = delta.available();
-            b.dh[x] = delta.held();
-            b.ds[x] = delta.sold();
-            b.tk[x] = delta.taken();
+            // allotment moves only in a borrow, which commits on its own
+            b.columns.add(s.tenantId(), s.itemId(), s.bucketNo(), 0, delta.available(), delta.held(), delta.sold(),
+                    delta.taken());
         }
         return b;
     }
@@ -421,8 +343,7 @@ final class BatchWriter {
         LaneStore.Reserved done;
         try {
             oneStatementSent = true;
-            done = store.reserveInOneStatement(c, h.ids, h.t, h.i, h.bn, h.rg, h.qty, h.buyer, h.key, h.fp, h.ttl,
-                    b.t, b.i, b.bn, b.dal, b.da, b.dh, b.ds, b.tk);
+            done = store.reserveInOneStatement(c, h.columns, b.columns());
         } catch (SQLException e) {
             if (LaneStore.REFUSED.equals(e.getSQLState())) {
                 refusedInOneStatement = true;

@@ -4,10 +4,8 @@ import io.lastunit.common.Failure;
 import io.lastunit.common.Reason;
 import java.time.Duration;
 import java.util.ArrayDeque;
-import java.util.Collections;
 import java.util.IdentityHashMap;
 import java.util.List;
-import java.util.Set;
 
 /**
  * Operations a lane puts into its next batch, because they must be judged against another one's
@@ -24,13 +22,6 @@ final class CarryOver {
     private final ArrayDeque<Op> carry = new ArrayDeque<>();
     /** How often each carried operation has been carried; entries leave when the op completes. */
     private final IdentityHashMap<Op, Integer> carried = new IdentityHashMap<>();
-    /**
-     * Reserves whose key the bucket's fingerprint index knew but the holds table did not have (a
-     * fingerprint collision, or an insert that was rolled back): decided as new keys from then
-     * on. Entries leave when the op completes.
-     */
-    private final Set<Op> keyAbsent = Collections.newSetFromMap(new IdentityHashMap<>());
-
     CarryOver(int laneIndex, int redoMax, Duration retryAfter) {
         this.laneIndex = laneIndex;
         this.redoMax = redoMax;
@@ -57,23 +48,10 @@ final class CarryOver {
         }
     }
 
-    /** The table has no hold with this Reserve's key although the bucket's index named it. */
-    void markKeyAbsent(Op.Reserve op) {
-        keyAbsent.add(op);
-    }
-
-    /** True when a lookup found this Reserve's key absent: the index's "known" was a collision. */
-    boolean keyAbsent(Op.Reserve op) {
-        return keyAbsent.contains(op);
-    }
-
     /** After a batch: forgets the operations that were completed. */
     void forgetCompleted() {
         if (!carried.isEmpty()) {
             carried.keySet().removeIf(op -> op.future().isDone());
-        }
-        if (!keyAbsent.isEmpty()) {
-            keyAbsent.removeIf(op -> op.future().isDone());
         }
     }
 
@@ -82,7 +60,6 @@ final class CarryOver {
         List<Op> left = List.copyOf(carry);
         carry.clear();
         carried.clear();
-        keyAbsent.clear();
         return left;
     }
 }

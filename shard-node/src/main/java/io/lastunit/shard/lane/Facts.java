@@ -1,11 +1,11 @@
 package io.lastunit.shard.lane;
 
+import io.lastunit.api.inventory.v1.HoldState;
 import io.lastunit.shard.decide.BucketFacts;
 import io.lastunit.shard.decide.Call;
 import io.lastunit.shard.decide.HoldFacts;
 import io.lastunit.shard.decide.ItemFacts;
 import io.lastunit.shard.decide.KeyName;
-import io.lastunit.shard.decide.RowState;
 import io.lastunit.shard.decide.Slot;
 import io.lastunit.shard.escrow.ItemLedger;
 import io.lastunit.shard.store.HoldRow;
@@ -93,7 +93,7 @@ final class Facts {
 
     static HoldFacts hold(HoldRow h) {
         return new HoldFacts(h.holdId(), new Slot(h.tenantId(), h.itemId(), h.bucketNo()), h.region(), h.qty(),
-                h.buyerId(), h.idempotencyKey(), h.fingerprint(), RowState.of(h.state()), micros(h.createdAt()),
+                h.buyerId(), h.idempotencyKey(), h.fingerprint(), h.state(), micros(h.createdAt()),
                 micros(h.expiresAt()),
                 h.extended(), h.orderRef());
     }

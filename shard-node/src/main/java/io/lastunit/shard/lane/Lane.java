@@ -308,11 +308,11 @@ final class Lane implements Runnable {
                 if (stage != Stage.COMMIT && b != null && b.oneStatementSent()) {
                     stage = Stage.SELF_COMMITTING_STATEMENT;
                 }
-                int counted = redoAfter(ops, e, stage, attempt, state);
-                if (counted < 0) {
+                AfterFailure next = redoAfter(ops, e, stage, attempt, state);
+                if (next == AfterFailure.FAILED) {
                     return;
                 }
-                if (counted == 0) {
+                if (next == AfterFailure.REDO_UNCOUNTED) {
                     attempt--;
                 }
             } catch (IllegalStateException e) {
@@ -359,12 +359,18 @@ final class Lane implements Runnable {
         return true;
     }
 
-    /**
-     * After a statement or the commit of an attempt failed ({@link RedoPolicy}): whether the attempt
-     * counts towards {@code redoMax} (1) or not (0) when the batch is decided again, or -1 when every
-     * operation of the batch was failed.
-     */
-    private int redoAfter(List<Op> ops, SQLException e, Stage stage, int attempt, Attempts state) {
+    /** What comes after an attempt whose statement or commit failed. */
+    private enum AfterFailure {
+        /** Decide again; the attempt does not count towards {@code redoMax}. */
+        REDO_UNCOUNTED,
+        /** Decide again; the attempt counts. */
+        REDO,
+        /** Every operation of the batch was failed. */
+        FAILED
+    }
+
+    /** After a statement or the commit of an attempt failed: what {@link RedoPolicy} says, within the lane's bounds. */
+    private AfterFailure redoAfter(List<Op> ops, SQLException e, Stage stage, int attempt, Attempts state) {
         Verdict v = RedoPolicy.classify(e.getSQLState(), stage);
         if (v == Verdict.REDO_FREE && state.lockTimeouts < LOCK_TIMEOUT_REDOS_MAX) {
             // A borrow gave up a lock wait (a commit stalled elsewhere: borrows lock in bucket order
@@ -374,25 +380,25 @@ final class Lane implements Runnable {
             borrowLockTimeouts.incrementAndGet();
             log.debug("lane {}: redo after a lock wait of {} ms: {}", index, Borrower.BORROW_LOCK_TIMEOUT_MILLIS,
                     e.getMessage());
-            return 0;
+            return AfterFailure.REDO_UNCOUNTED;
         }
         if ((v == Verdict.REDO || v == Verdict.REDO_FREE) && attempt < config.redoMax()) {
             redos.incrementAndGet();
             log.debug("lane {}: redo after SQL state {}: {}", index, e.getSQLState(), e.getMessage());
-            return 1;
+            return AfterFailure.REDO;
         }
         if (v == Verdict.BUG) {
             checkViolations.incrementAndGet();
             failAll(ops, Failure.logged(Reason.INVARIANT_BROKEN, "lane " + index + ": a constraint of the store"
                     + " refused what the lane decided (SQL state " + e.getSQLState() + "); nothing of the batch"
                     + " committed", e, null));
-            return -1;
+            return AfterFailure.FAILED;
         }
         boolean unknown = stage != Stage.BEFORE_COMMIT;
         failAll(ops, Failure.storeUnavailable("lane " + index + ": " + (unknown
                 ? "the batch's commit failed, outcome unknown" : "the store failed the batch")
                 + "; retry with the same idempotency key", e, retryAfter()));
-        return -1;
+        return AfterFailure.FAILED;
     }
 
     private static void failAll(List<Op> ops, Failure f) {

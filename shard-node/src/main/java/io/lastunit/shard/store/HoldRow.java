@@ -24,7 +24,7 @@ public record HoldRow(
         String buyerId,
         String idempotencyKey,
         String fingerprint,
-        String state,
+        HoldState state,
         Instant createdAt,
         Instant expiresAt,
         boolean extended,
@@ -51,7 +51,7 @@ public record HoldRow(
                 rs.getString(7),
                 rs.getString(8),
                 rs.getString(9),
-                rs.getString(10),
+                HoldState.valueOf(rs.getString(10)),
                 rs.getTimestamp(11).toInstant(),
                 rs.getTimestamp(12).toInstant(),
                 rs.getBoolean(13),
@@ -64,8 +64,8 @@ public record HoldRow(
     }
 
     /** The state a caller sees: HELD past its expiry reads as EXPIRED. */
-    public String effectiveState() {
-        return dueNow ? "EXPIRED" : state;
+    public HoldState effectiveState() {
+        return dueNow ? HoldState.EXPIRED : state;
     }
 
     public Hold toProto() {
@@ -77,7 +77,7 @@ public record HoldRow(
                 .setQuantity(qty)
                 .setBuyerId(buyerId)
                 .setIdempotencyKey(idempotencyKey)
-                .setState(HoldState.valueOf(effectiveState()))
+                .setState(effectiveState())
                 .setCreatedAt(ts(createdAt))
                 .setExpiresAt(ts(expiresAt))
                 .setExtended(extended);

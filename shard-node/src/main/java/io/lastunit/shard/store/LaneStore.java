@@ -8,6 +8,7 @@ import java.sql.Statement;
 import java.sql.Timestamp;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.Collection;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -96,32 +97,6 @@ public final class LaneStore {
         }
     }
 
-    static final String SWEEP = """
-            WITH due AS (
-                SELECT hold_id FROM holds
-                 WHERE tenant_id = ? AND item_id = ? AND bucket_no = ? AND state = 'HELD' AND expires_at <= now()
-                 ORDER BY expires_at LIMIT ?
-            ), upd AS (
-                UPDATE holds h SET state = 'EXPIRED', ended_at = now()
-                  FROM due WHERE h.hold_id = due.hold_id AND h.state = 'HELD'
-                RETURNING %s
-            ), ob AS (
-                INSERT INTO outbox (tenant_id, item_id, kind, hold_id, qty)
-                SELECT tenant_id, item_id, 'EXPIRED', hold_id, qty FROM upd
-            )
-            SELECT * FROM upd""".formatted(HoldRow.columns("h"));
-
-    /** Expires up to {@code limit} due HELD holds of one bucket (database clock). */
-    public List<HoldRow> sweep(Connection c, String tenant, String item, int bucketNo, int limit) throws SQLException {
-        try (PreparedStatement ps = c.prepareStatement(SWEEP)) {
-            ps.setString(1, tenant);
-            ps.setString(2, item);
-            ps.setInt(3, bucketNo);
-            ps.setInt(4, limit);
-            return holds(ps);
-        }
-    }
-
     /** The database's clock at the start of the transaction ({@code now()}), in epoch micros. */
     public long dbNowMicros(Connection c) throws SQLException {
         try (PreparedStatement ps = c.prepareStatement("SELECT now()"); ResultSet rs = ps.executeQuery()) {
@@ -184,24 +159,6 @@ public final class LaneStore {
         }
     }
 
-    /** The first entry after (tenant, item, bucket, 'HELD') in {@code holds_bucket_state}. */
-    static final String EARLIEST_DUE =
-            "SELECT min(expires_at) FROM holds WHERE tenant_id = ? AND item_id = ? AND bucket_no = ? AND state = 'HELD'";
-
-    /** Earliest expiry (epoch micros) among the bucket's HELD holds, or Long.MAX_VALUE. */
-    public long earliestDue(Connection c, String tenant, String item, int bucketNo) throws SQLException {
-        try (PreparedStatement ps = c.prepareStatement(EARLIEST_DUE)) {
-            ps.setString(1, tenant);
-            ps.setString(2, item);
-            ps.setInt(3, bucketNo);
-            try (ResultSet rs = ps.executeQuery()) {
-                rs.next();
-                Timestamp t = rs.getTimestamp(1);
-                return t == null ? Long.MAX_VALUE : micros(t);
-            }
-        }
-    }
-
     private static final String CONFIRM = """
             WITH upd AS (
                 UPDATE holds h SET state = 'SOLD', order_ref = d.ref, ended_at = now()
@@ -216,10 +173,10 @@ public final class LaneStore {
             SELECT * FROM upd""".formatted(HoldRow.columns("h"));
 
     /** HELD and unexpired → SOLD. Returns the holds it changed. */
-    public List<HoldRow> confirm(Connection c, HoldRefs refs, String[] orderRefs) throws SQLException {
+    public List<HoldRow> confirm(Connection c, HoldRefColumns refs, List<String> orderRefs) throws SQLException {
         try (PreparedStatement ps = c.prepareStatement(CONFIRM)) {
-            refs.bind(c, ps);
-            ps.setArray(6, c.createArrayOf("text", orderRefs));
+            int next = refs.bind(ps, 1);
+            ps.setArray(next, c.createArrayOf("text", orderRefs.toArray(String[]::new)));
             return holds(ps);
         }
     }
@@ -238,9 +195,9 @@ public final class LaneStore {
             SELECT * FROM upd""".formatted(HoldRow.columns("h"));
 
     /** HELD and unexpired → RELEASED. Returns the holds it changed. */
-    public List<HoldRow> release(Connection c, HoldRefs refs) throws SQLException {
+    public List<HoldRow> release(Connection c, HoldRefColumns refs) throws SQLException {
         try (PreparedStatement ps = c.prepareStatement(RELEASE)) {
-            refs.bind(c, ps);
+            refs.bind(ps, 1);
             return holds(ps);
         }
     }
@@ -259,22 +216,11 @@ public final class LaneStore {
             SELECT * FROM upd""".formatted(HoldRow.columns("h"));
 
     /** HELD, unexpired and not yet extended → expiry pushed out by the given milliseconds. */
-    public List<HoldRow> extend(Connection c, HoldRefs refs, Long[] extendByMs) throws SQLException {
+    public List<HoldRow> extend(Connection c, HoldRefColumns refs, List<Long> extendByMs) throws SQLException {
         try (PreparedStatement ps = c.prepareStatement(EXTEND)) {
-            refs.bind(c, ps);
-            ps.setArray(6, c.createArrayOf("int8", extendByMs));
+            int next = refs.bind(ps, 1);
+            ps.setArray(next, c.createArrayOf("int8", extendByMs.toArray(Long[]::new)));
             return holds(ps);
-        }
-    }
-
-    /** The parts of hold ids a hold statement matches on: every part must agree with the row. */
-    public record HoldRefs(UUID[] ids, String[] tenants, String[] items, Integer[] buckets, String[] regions) {
-        void bind(Connection c, PreparedStatement ps) throws SQLException {
-            ps.setArray(1, c.createArrayOf("uuid", ids));
-            ps.setArray(2, c.createArrayOf("text", tenants));
-            ps.setArray(3, c.createArrayOf("text", items));
-            ps.setArray(4, c.createArrayOf("int4", buckets));
-            ps.setArray(5, c.createArrayOf("text", regions));
         }
     }
 
@@ -309,7 +255,7 @@ public final class LaneStore {
     }
 
     /**
-     * New HELD holds (CTE {@code ins}, ten parameters: {@link #bindHolds}) and their outbox rows
+     * New HELD holds (CTE {@code ins}, ten parameters: {@link NewHoldColumns}) and their outbox rows
      * (CTE {@code ob}); a key already used for the item is skipped.
      */
     private static final String HOLDS_AND_OUTBOX_CTES = """
@@ -329,7 +275,7 @@ public final class LaneStore {
 
     /**
      * Each bucket's counter deltas, applied only where no counter goes below zero and a bucket
-     * that takes units is open (eight parameters: {@link #bindDeltas}).
+     * that takes units is open (eight parameters: {@link BucketDeltaColumns}).
      */
     private static final String BUCKET_DELTAS_UPDATE = """
             UPDATE buckets b
@@ -363,19 +309,17 @@ public final class LaneStore {
      * skipped. The reply is one row whatever the batch size: the rows inserted are exactly the
      * input (the caller knows them), so nothing is sent back per row.
      */
-    public InsertedHolds insertHolds(Connection c, UUID[] ids, String[] tenants, String[] items, Integer[] buckets,
-                                     String[] regions, Integer[] qtys, String[] buyers, String[] keys,
-                                     String[] fingerprints, Long[] ttlMs) throws SQLException {
+    public InsertedHolds insertHolds(Connection c, NewHoldColumns holds) throws SQLException {
         try (PreparedStatement ps = c.prepareStatement(INSERT_HOLDS)) {
-            bindHolds(c, ps, ids, tenants, items, buckets, regions, qtys, buyers, keys, fingerprints, ttlMs);
-            ps.setInt(11, ids.length);
-            ps.setInt(12, ids.length);
-            ps.setInt(13, ids.length);
+            int next = holds.bind(ps, 1);
+            ps.setInt(next, holds.size());
+            ps.setInt(next + 1, holds.size());
+            ps.setInt(next + 2, holds.size());
             try (ResultSet rs = ps.executeQuery()) {
                 rs.next();
                 int count = rs.getInt(1);
                 Instant now = rs.getTimestamp(2).toInstant();
-                if (count == ids.length) {
+                if (count == holds.size()) {
                     return new InsertedHolds(count, now, null);
                 }
                 String[] t = strings(rs.getArray(3));
@@ -388,6 +332,35 @@ public final class LaneStore {
                 return new InsertedHolds(count, now, inserted);
             }
         }
+    }
+
+    /**
+     * {@link #insertHolds(Connection, NewHoldColumns)} from parallel arrays: what bench's PlainJdbc
+     * calls, kept so that the benchmark builds unchanged.
+     */
+    public InsertedHolds insertHolds(Connection c, UUID[] ids, String[] tenants, String[] items, Integer[] buckets,
+                                     String[] regions, Integer[] qtys, String[] buyers, String[] keys,
+                                     String[] fingerprints, Long[] ttlMs) throws SQLException {
+        NewHoldColumns holds = new NewHoldColumns();
+        for (int x = 0; x < ids.length; x++) {
+            holds.add(ids[x], tenants[x], items[x], buckets[x], regions[x], qtys[x], buyers[x], keys[x],
+                    fingerprints[x], ttlMs[x]);
+        }
+        return insertHolds(c, holds);
+    }
+
+    /**
+     * {@link #applyBucketDeltas(Connection, BucketDeltaColumns)} from parallel arrays: what bench's
+     * PlainJdbc calls, kept so that the benchmark builds unchanged.
+     */
+    public List<BucketRow> applyBucketDeltas(Connection c, String[] tenants, String[] items, Integer[] buckets,
+                                             Long[] dAllotment, Long[] dAvailable, Long[] dHeld, Long[] dSold,
+                                             Long[] taken) throws SQLException {
+        BucketDeltaColumns deltas = new BucketDeltaColumns();
+        for (int x = 0; x < tenants.length; x++) {
+            deltas.add(tenants[x], items[x], buckets[x], dAllotment[x], dAvailable[x], dHeld[x], dSold[x], taken[x]);
+        }
+        return applyBucketDeltas(c, deltas);
     }
 
     private static String[] strings(java.sql.Array a) throws SQLException {
@@ -419,19 +392,14 @@ public final class LaneStore {
      * item, or any bucket's counters were not what the lane expected. Saves the round trips of
      * the separate insert, update and commit.
      */
-    public Reserved reserveInOneStatement(Connection c, UUID[] ids, String[] tenants, String[] items, Integer[] buckets,
-                                          String[] regions, Integer[] qtys, String[] buyers, String[] keys,
-                                          String[] fingerprints, Long[] ttlMs, String[] bucketTenants,
-                                          String[] bucketItems, Integer[] bucketNos, Long[] dAllotment,
-                                          Long[] dAvailable, Long[] dHeld, Long[] dSold, Long[] taken)
+    public Reserved reserveInOneStatement(Connection c, NewHoldColumns holds, BucketDeltaColumns deltas)
             throws SQLException {
         try (PreparedStatement ps = c.prepareStatement(RESERVE_IN_ONE_STATEMENT)) {
-            bindHolds(c, ps, ids, tenants, items, buckets, regions, qtys, buyers, keys, fingerprints, ttlMs);
-            bindDeltas(c, ps, 11, bucketTenants, bucketItems, bucketNos, dAllotment, dAvailable, dHeld, dSold, taken);
-            ps.setLong(19, ids.length);
-            ps.setLong(20, bucketNos.length);
+            int next = deltas.bind(ps, holds.bind(ps, 1));
+            ps.setLong(next, holds.size());
+            ps.setLong(next + 1, deltas.size());
             Instant at = null;
-            List<BucketRow> rows = new ArrayList<>(bucketNos.length);
+            List<BucketRow> rows = new ArrayList<>(deltas.size());
             try (ResultSet rs = ps.executeQuery()) {
                 while (rs.next()) {
                     at = rs.getTimestamp(1).toInstant();
@@ -439,10 +407,10 @@ public final class LaneStore {
                             rs.getLong(5), rs.getLong(6), rs.getLong(7), rs.getLong(8), rs.getLong(9)));
                 }
             }
-            if (at == null || rows.size() != bucketNos.length) {
+            if (at == null || rows.size() != deltas.size()) {
                 // lastunit_require passed, so the statement committed every row: this cannot happen
                 throw new IllegalStateException("one-statement batch committed but returned " + rows.size() + " of "
-                        + bucketNos.length + " bucket rows");
+                        + deltas.size() + " bucket rows");
             }
             return new Reserved(at, rows);
         }
@@ -464,28 +432,10 @@ public final class LaneStore {
      * created_at, expires_at and ended_at are the transaction's now(). A key already used for
      * the item is skipped: absent from the result.
      */
-    public List<HoldRow> insertKeyRecords(Connection c, KeyRecords r) throws SQLException {
+    public List<HoldRow> insertKeyRecords(Connection c, KeyRecordColumns records) throws SQLException {
         try (PreparedStatement ps = c.prepareStatement(INSERT_KEY_RECORDS)) {
-            ps.setArray(1, c.createArrayOf("uuid", r.ids()));
-            ps.setArray(2, c.createArrayOf("text", r.tenants()));
-            ps.setArray(3, c.createArrayOf("text", r.items()));
-            ps.setArray(4, c.createArrayOf("int4", r.buckets()));
-            ps.setArray(5, c.createArrayOf("text", r.regions()));
-            ps.setArray(6, c.createArrayOf("int4", r.qtys()));
-            ps.setArray(7, c.createArrayOf("text", r.buyers()));
-            ps.setArray(8, c.createArrayOf("text", r.keys()));
-            ps.setArray(9, c.createArrayOf("text", r.fingerprints()));
-            ps.setArray(10, c.createArrayOf("text", r.states()));
+            records.bind(ps, 1);
             return holds(ps);
-        }
-    }
-
-    /** The columns of {@link #insertKeyRecords}, one entry per record. */
-    public record KeyRecords(UUID[] ids, String[] tenants, String[] items, Integer[] buckets, String[] regions,
-                             Integer[] qtys, String[] buyers, String[] keys, String[] fingerprints, String[] states) {
-        public static KeyRecords of(int n) {
-            return new KeyRecords(new UUID[n], new String[n], new String[n], new Integer[n], new String[n],
-                    new Integer[n], new String[n], new String[n], new String[n], new String[n]);
         }
     }
 
@@ -643,43 +593,41 @@ public final class LaneStore {
         }
     }
 
-    /** Usage of each (tenant, item, buyer); absent rows are 0. Keys are {@code t + '\0' + i + '\0' + b}. */
-    public Map<String, Long> readUsage(Connection c, String[] tenants, String[] items, String[] buyers)
-            throws SQLException {
-        Map<String, Long> usage = new HashMap<>();
+    /** Usage of each (tenant, item, buyer); absent rows are absent (usage 0). */
+    public Map<UsageKey, Long> readUsage(Connection c, Collection<UsageKey> keys) throws SQLException {
+        Map<UsageKey, Long> usage = new HashMap<>();
         try (PreparedStatement ps = c.prepareStatement(
                 "SELECT u.tenant_id, u.item_id, u.buyer_id, u.qty FROM buyer_usage u"
                         + " JOIN unnest(?::text[], ?::text[], ?::text[]) AS d(t, i, b)"
                         + " ON u.tenant_id = d.t AND u.item_id = d.i AND u.buyer_id = d.b")) {
-            ps.setArray(1, c.createArrayOf("text", tenants));
-            ps.setArray(2, c.createArrayOf("text", items));
-            ps.setArray(3, c.createArrayOf("text", buyers));
+            bindKeys(c, ps, keys);
             try (ResultSet rs = ps.executeQuery()) {
                 while (rs.next()) {
-                    usage.put(usageKey(rs.getString(1), rs.getString(2), rs.getString(3)), rs.getLong(4));
+                    usage.put(new UsageKey(rs.getString(1), rs.getString(2), rs.getString(3)), rs.getLong(4));
                 }
             }
         }
         return usage;
     }
 
-    public static String usageKey(String tenant, String item, String buyer) {
-        return tenant + '\0' + item + '\0' + buyer;
+    private static void bindKeys(Connection c, PreparedStatement ps, Collection<UsageKey> keys) throws SQLException {
+        ps.setArray(1, c.createArrayOf("text", keys.stream().map(UsageKey::tenantId).toArray(String[]::new)));
+        ps.setArray(2, c.createArrayOf("text", keys.stream().map(UsageKey::itemId).toArray(String[]::new)));
+        ps.setArray(3, c.createArrayOf("text", keys.stream().map(UsageKey::buyerId).toArray(String[]::new)));
     }
 
     /**
-     * Compare-and-set of buyer usage: each row goes from {@code expected} to {@code expected + add}.
-     * Returns how many rows matched; fewer than the input means another writer got there
-     * first and the batch must be decided again.
+     * Compare-and-set of buyer usage: each row goes from its expected usage to that plus its delta.
+     * Returns how many rows matched; fewer than the input means another writer got there first and
+     * the batch must be decided again.
      */
-    public int casUsage(Connection c, String[] tenants, String[] items, String[] buyers, Long[] expected, Long[] add)
-            throws SQLException {
+    public int casUsage(Connection c, UsageColumns changes) throws SQLException {
         int matched;
         try (PreparedStatement ps = c.prepareStatement("""
                 UPDATE buyer_usage u SET qty = u.qty + d.a
                   FROM unnest(?::text[], ?::text[], ?::text[], ?::int8[], ?::int8[]) AS d(t, i, b, e, a)
                  WHERE d.e > 0 AND u.tenant_id = d.t AND u.item_id = d.i AND u.buyer_id = d.b AND u.qty = d.e""")) {
-            bindUsage(c, ps, tenants, items, buyers, expected, add);
+            changes.bind(c, ps, 1, true);
             matched = ps.executeUpdate();
         }
         try (PreparedStatement ps = c.prepareStatement("""
@@ -689,36 +637,23 @@ public final class LaneStore {
                  WHERE d.e = 0
                 ON CONFLICT (tenant_id, item_id, buyer_id) DO UPDATE SET qty = buyer_usage.qty + EXCLUDED.qty
                  WHERE buyer_usage.qty = 0""")) {
-            bindUsage(c, ps, tenants, items, buyers, expected, add);
+            changes.bind(c, ps, 1, true);
             matched += ps.executeUpdate();
         }
         return matched;
     }
 
-    private static void bindUsage(Connection c, PreparedStatement ps, String[] tenants, String[] items, String[] buyers,
-                                  Long[] expected, Long[] add) throws SQLException {
-        ps.setArray(1, c.createArrayOf("text", tenants));
-        ps.setArray(2, c.createArrayOf("text", items));
-        ps.setArray(3, c.createArrayOf("text", buyers));
-        ps.setArray(4, c.createArrayOf("int8", expected));
-        ps.setArray(5, c.createArrayOf("int8", add));
-    }
-
-    /** Gives back usage of ended holds (released, expired). Rows are (tenant, item, buyer), summed here. */
-    public void subtractUsage(Connection c, String[] tenants, String[] items, String[] buyers, Long[] qty)
-            throws SQLException {
+    /** Gives back usage of ended holds (released, expired): each row's delta is subtracted, summed per buyer. */
+    public void subtractUsage(Connection c, UsageColumns ended) throws SQLException {
         try (PreparedStatement ps = c.prepareStatement("""
                 UPDATE buyer_usage u SET qty = u.qty - d.q
                   FROM (SELECT t, i, b, sum(q) AS q
                           FROM unnest(?::text[], ?::text[], ?::text[], ?::int8[]) AS x(t, i, b, q)
                          GROUP BY t, i, b) AS d
                  WHERE u.tenant_id = d.t AND u.item_id = d.i AND u.buyer_id = d.b""")) {
-            ps.setArray(1, c.createArrayOf("text", tenants));
-            ps.setArray(2, c.createArrayOf("text", items));
-            ps.setArray(3, c.createArrayOf("text", buyers));
-            ps.setArray(4, c.createArrayOf("int8", qty));
+            ended.bind(c, ps, 1, false);
             int n = ps.executeUpdate();
-            if (n == 0 && tenants.length > 0) {
+            if (n == 0 && ended.size() > 0) {
                 throw new SQLException("buyer_usage rows missing for ended holds", "LU001");
             }
         }
@@ -729,11 +664,9 @@ public final class LaneStore {
      * go below zero is not updated (and is absent from the result). Runs last in the batch's
      * transaction. The CHECK constraint on the table guards the sum.
      */
-    public List<BucketRow> applyBucketDeltas(Connection c, String[] tenants, String[] items, Integer[] buckets,
-                                             Long[] dAllotment, Long[] dAvailable, Long[] dHeld, Long[] dSold,
-                                             Long[] taken) throws SQLException {
+    public List<BucketRow> applyBucketDeltas(Connection c, BucketDeltaColumns deltas) throws SQLException {
         try (PreparedStatement ps = c.prepareStatement(BUCKET_DELTAS_UPDATE)) {
-            bindDeltas(c, ps, 1, tenants, items, buckets, dAllotment, dAvailable, dHeld, dSold, taken);
+            deltas.bind(ps, 1);
             List<BucketRow> rows = new ArrayList<>();
             try (ResultSet rs = ps.executeQuery()) {
                 while (rs.next()) {
@@ -743,36 +676,6 @@ public final class LaneStore {
             }
             return rows;
         }
-    }
-
-    /** Parameters 1–10 of {@link #HOLDS_AND_OUTBOX_CTES}. */
-    private static void bindHolds(Connection c, PreparedStatement ps, UUID[] ids, String[] tenants, String[] items,
-                                  Integer[] buckets, String[] regions, Integer[] qtys, String[] buyers, String[] keys,
-                                  String[] fingerprints, Long[] ttlMs) throws SQLException {
-        ps.setArray(1, c.createArrayOf("uuid", ids));
-        ps.setArray(2, c.createArrayOf("text", tenants));
-        ps.setArray(3, c.createArrayOf("text", items));
-        ps.setArray(4, c.createArrayOf("int4", buckets));
-        ps.setArray(5, c.createArrayOf("text", regions));
-        ps.setArray(6, c.createArrayOf("int4", qtys));
-        ps.setArray(7, c.createArrayOf("text", buyers));
-        ps.setArray(8, c.createArrayOf("text", keys));
-        ps.setArray(9, c.createArrayOf("text", fingerprints));
-        ps.setArray(10, c.createArrayOf("int8", ttlMs));
-    }
-
-    /** The eight parameters of {@link #BUCKET_DELTAS_UPDATE}, from {@code first} on. */
-    private static void bindDeltas(Connection c, PreparedStatement ps, int first, String[] tenants, String[] items,
-                                   Integer[] buckets, Long[] dAllotment, Long[] dAvailable, Long[] dHeld, Long[] dSold,
-                                   Long[] taken) throws SQLException {
-        ps.setArray(first, c.createArrayOf("text", tenants));
-        ps.setArray(first + 1, c.createArrayOf("text", items));
-        ps.setArray(first + 2, c.createArrayOf("int4", buckets));
-        ps.setArray(first + 3, c.createArrayOf("int8", dAllotment));
-        ps.setArray(first + 4, c.createArrayOf("int8", dAvailable));
-        ps.setArray(first + 5, c.createArrayOf("int8", dHeld));
-        ps.setArray(first + 6, c.createArrayOf("int8", dSold));
-        ps.setArray(first + 7, c.createArrayOf("int8", taken));
     }
 
     private static List<HoldRow> holds(PreparedStatement ps) throws SQLException {

@@ -116,8 +116,7 @@ public final class ShardTransfers {
     private List<LaneStore.BucketRow> takeOut(Connection c, TransferOutRequest r, List<long[]> rows, long take)
             throws SQLException {
         rows.sort((a, b) -> Long.compare(b[1], a[1]));
-        List<Integer> numbers = new ArrayList<>();
-        List<Long> takes = new ArrayList<>();
+        List<TransferStore.Take> takes = new ArrayList<>();
         long left = take;
         for (long[] row : rows) {
             if (left == 0) {
@@ -125,15 +124,13 @@ public final class ShardTransfers {
             }
             long t = Math.min(left, row[1]);
             if (t > 0) {
-                numbers.add((int) row[0]);
-                takes.add(t);
+                takes.add(new TransferStore.Take((int) row[0], t));
                 left -= t;
             }
         }
-        List<LaneStore.BucketRow> after = transfers.takeOut(c, r.getTenantId(), r.getItemId(),
-                numbers.toArray(Integer[]::new), takes.toArray(Long[]::new));
-        if (after.size() != numbers.size()) {
-            throw new SQLException("transfer out matched " + after.size() + " of " + numbers.size()
+        List<LaneStore.BucketRow> after = transfers.takeOut(c, r.getTenantId(), r.getItemId(), takes);
+        if (after.size() != takes.size()) {
+            throw new SQLException("transfer out matched " + after.size() + " of " + takes.size()
                     + " locked buckets", "40001");
         }
         return after;

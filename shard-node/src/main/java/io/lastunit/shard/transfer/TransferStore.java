@@ -46,20 +46,24 @@ public final class TransferStore {
         }
     }
 
+    /** Units to take out of one bucket in step 1. */
+    public record Take(int bucketNo, long units) {
+    }
+
     /**
-     * Takes {@code take[x]} units from bucket {@code numbers[x]} (available and allotment), each
-     * conditional on the units being there. Returns the rows after; fewer rows than buckets means
-     * a condition failed and the caller must roll back.
+     * Takes each {@link Take}'s units from its bucket (available and allotment), each conditional
+     * on the units being there. Returns the rows after; fewer rows than buckets means a condition
+     * failed and the caller must roll back.
      */
-    public List<LaneStore.BucketRow> takeOut(Connection c, String tenant, String item, Integer[] numbers, Long[] take)
+    public List<LaneStore.BucketRow> takeOut(Connection c, String tenant, String item, List<Take> takes)
             throws SQLException {
         try (PreparedStatement ps = c.prepareStatement("""
                 UPDATE buckets b SET available = b.available - d.k, allotment = b.allotment - d.k
                   FROM unnest(?::int4[], ?::int8[]) AS d(n, k)
                  WHERE b.tenant_id = ? AND b.item_id = ? AND b.bucket_no = d.n AND b.available >= d.k
                 RETURNING b.tenant_id, b.item_id, b.bucket_no, b.allotment, b.available, b.held, b.sold""")) {
-            ps.setArray(1, c.createArrayOf("int4", numbers));
-            ps.setArray(2, c.createArrayOf("int8", take));
+            ps.setArray(1, c.createArrayOf("int4", takes.stream().map(Take::bucketNo).toArray(Integer[]::new)));
+            ps.setArray(2, c.createArrayOf("int8", takes.stream().map(Take::units).toArray(Long[]::new)));
             ps.setString(3, tenant);
             ps.setString(4, item);
             return bucketRows(ps);
@@ -281,7 +285,7 @@ public final class TransferStore {
     private static Transfer transfer(ResultSet rs) throws SQLException {
         return Transfer.newBuilder()
                 .setTransferId(rs.getString(1))
-                .setDirection("OUT".equals(rs.getString(2)) ? TransferDirection.OUT : TransferDirection.IN)
+                .setDirection(TransferDirection.valueOf(rs.getString(2)))
                 .setTenantId(rs.getString(3))
                 .setItemId(rs.getString(4))
                 .setPeerShardId(rs.getString(5))

@@ -2,6 +2,7 @@ package io.lastunit.shard.decide;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.lastunit.api.inventory.v1.HoldState;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -145,7 +146,7 @@ class BatchDeciderModelProperties {
         private BucketFacts facts(ItemFacts item) {
             long due = Long.MAX_VALUE;
             for (HoldFacts h : rows.values()) {
-                if (h.state() == RowState.HELD) {
+                if (h.state() == HoldState.HELD) {
                     due = Math.min(due, h.expiresAtMicros());
                 }
             }
@@ -190,7 +191,7 @@ class BatchDeciderModelProperties {
                 for (HoldFacts h : rows.values()) {
                     if (h.dueAt(now)) {
                         due.add(h);
-                    } else if (h.state() == RowState.HELD) {
+                    } else if (h.state() == HoldState.HELD) {
                         nextDue = Math.min(nextDue, h.expiresAtMicros());
                     }
                 }
@@ -201,10 +202,10 @@ class BatchDeciderModelProperties {
 
         private Map<Op, String> write(Decided d, List<Op> batch, List<Call> calls, long now, ArrayDeque<Op> carry) {
             for (HoldFacts h : d.expired()) {
-                rows.put(h.holdId(), h.with(RowState.EXPIRED, h.expiresAtMicros(), h.extended(), h.orderRef()));
+                rows.put(h.holdId(), h.with(HoldState.EXPIRED, h.expiresAtMicros(), h.extended(), h.orderRef()));
             }
             for (Decided.Step s : d.steps()) {
-                assertThat(rows.get(s.before().holdId()).state()).isEqualTo(RowState.HELD);
+                assertThat(rows.get(s.before().holdId()).state()).isEqualTo(HoldState.HELD);
                 rows.put(s.after().holdId(), s.after());
             }
             for (HoldFacts h : d.usageGiven()) {
@@ -222,7 +223,7 @@ class BatchDeciderModelProperties {
                     Call.Reserve c = (Call.Reserve) calls.get(i);
                     UUID id = new UUID(1, ++ids);
                     rows.put(id, new HoldFacts(id, SLOT, "eu", r.quantity(), c.buyerId(), c.key(), c.fingerprint(),
-                            RowState.HELD, now, now + r.ttlMs() * 1_000, false, null));
+                            HoldState.HELD, now, now + r.ttlMs() * 1_000, false, null));
                     byKey.put(c.key(), id);
                 }
             }
@@ -234,7 +235,7 @@ class BatchDeciderModelProperties {
             }
             assertThat(available + held + sold).isEqualTo(allotment);
             assertThat(available).isNotNegative();
-            assertThat(held).isEqualTo(rows.values().stream().filter(h -> h.state() == RowState.HELD)
+            assertThat(held).isEqualTo(rows.values().stream().filter(h -> h.state() == HoldState.HELD)
                     .mapToLong(HoldFacts::qty).sum());
             for (int i = 0; i < calls.size(); i++) {
                 Outcome o = d.outcome(i);
@@ -276,7 +277,7 @@ class BatchDeciderModelProperties {
             final String fp;
             final String buyer;
             final int qty;
-            RowState state = RowState.HELD;
+            HoldState state = HoldState.HELD;
             long expires;
             boolean extended;
             String orderRef;
@@ -309,8 +310,8 @@ class BatchDeciderModelProperties {
         Map<Op, String> batch(List<Op> batch, long now, Store store) {
             carried.clear();
             for (H h : holds.values()) {
-                if (h.state == RowState.HELD && h.expires <= now) {
-                    end(h, RowState.EXPIRED);
+                if (h.state == HoldState.HELD && h.expires <= now) {
+                    end(h, HoldState.EXPIRED);
                 }
             }
             Map<Op, String> answers = new HashMap<>();
@@ -335,7 +336,7 @@ class BatchDeciderModelProperties {
             return answers;
         }
 
-        private void end(H h, RowState state) {
+        private void end(H h, HoldState state) {
             h.state = state;
             available += h.qty;
             held -= h.qty;
@@ -349,21 +350,21 @@ class BatchDeciderModelProperties {
             if (h == null) {
                 return "REFUSED NOT_FOUND null";
             }
-            if (c.kind() == Call.Kind.CONFIRM && h.state == RowState.SOLD) {
+            if (c.kind() == Call.Kind.CONFIRM && h.state == HoldState.SOLD) {
                 return c.orderRef().equals(h.orderRef) ? "OK" : "REFUSED ORDER_REF_MISMATCH SOLD";
             }
-            RowState state = h.state == RowState.HELD && h.expires <= now ? RowState.EXPIRED : h.state;
-            if (state != RowState.HELD) {
+            HoldState state = h.state == HoldState.HELD && h.expires <= now ? HoldState.EXPIRED : h.state;
+            if (state != HoldState.HELD) {
                 return "REFUSED NOT_HELD " + state;
             }
             switch (c.kind()) {
                 case CONFIRM -> {
-                    h.state = RowState.SOLD;
+                    h.state = HoldState.SOLD;
                     h.orderRef = c.orderRef();
                     held -= h.qty;
                     sold += h.qty;
                 }
-                case RELEASE -> end(h, RowState.RELEASED);
+                case RELEASE -> end(h, HoldState.RELEASED);
                 case EXTEND -> {
                     if (h.extended) {
                         return "REFUSED ALREADY_EXTENDED HELD";

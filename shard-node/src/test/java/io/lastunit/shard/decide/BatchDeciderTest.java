@@ -11,6 +11,7 @@ import static io.lastunit.shard.decide.Table.slot;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.lastunit.api.inventory.v1.HoldState;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -137,12 +138,12 @@ class BatchDeciderTest {
 
         @Test
         void forwardedKey_isForwardedAgain_andAClaimedKeyIsNotAReservesHold() {
-            HoldFacts fwd = row(hold(0, 1, "k", NOW + 1), RowState.FORWARDED, null);
+            HoldFacts fwd = row(hold(0, 1, "k", NOW + 1), HoldState.FORWARDED, null);
             Table t = new Table().bucket(0, ONE, 5, 0, 0, "k").reserve(0, "k", 1);
             t.loadedKeys(Set.of(new KeyName(T, I, "k")), fwd);
             assertThat(t.decided().outcome(0)).isEqualTo(new Outcome.ForwardedAgain(fwd));
 
-            HoldFacts claimed = row(hold(0, 1, "k", NOW + 1), RowState.CLAIMED, null);
+            HoldFacts claimed = row(hold(0, 1, "k", NOW + 1), HoldState.CLAIMED, null);
             Table u = new Table().bucket(0, ONE, 5, 0, 0, "k").reserve(0, "k", 1);
             u.loadedKeys(Set.of(new KeyName(T, I, "k")), claimed);
             assertThat(u.decided().outcome(0)).isEqualTo(new Outcome.KeyReused(claimed));
@@ -246,7 +247,7 @@ class BatchDeciderTest {
             ItemFacts home = Table.regions(ONE, List.of("eu", "us"), true);
             Decided d = new Table().bucket(0, home, 5, 0, 0).reserveIn(0, "a", "us", 1).reserveIn(0, "b", "eu", 1)
                     .decided();
-            assertThat(d.outcomes()).containsExactly(new Outcome.Recorded(RowState.FORWARDED),
+            assertThat(d.outcomes()).containsExactly(new Outcome.Recorded(HoldState.FORWARDED),
                     new Outcome.Reserved(1, 60_000));
         }
 
@@ -256,7 +257,7 @@ class BatchDeciderTest {
             Decided d = new Table().bucket(0, multi, 5, 0, 0)
                     .claim(0, "a", "us", "eu").claim(0, "b", "us", "us").claim(0, "c", "eu", "eu")
                     .claim(0, "d", "ap", "eu").decided();
-            assertThat(d.outcome(0)).isEqualTo(new Outcome.Recorded(RowState.CLAIMED));
+            assertThat(d.outcome(0)).isEqualTo(new Outcome.Recorded(HoldState.CLAIMED));
             assertThat(((Outcome.ClaimRefused) d.outcome(1)).field()).isEqualTo("home_region");
             assertThat(((Outcome.ClaimRefused) d.outcome(2)).field()).isEqualTo("request.region");
             assertThat(((Outcome.ClaimRefused) d.outcome(3)).field()).isEqualTo("request.region");
@@ -283,12 +284,12 @@ class BatchDeciderTest {
                 t.transition(h, Call.Kind.CONFIRM, n == 49 ? "o2" : "o1");
             }
             Decided d = t.decided();
-            HoldFacts sold = row(h, RowState.SOLD, "o1");
+            HoldFacts sold = row(h, HoldState.SOLD, "o1");
             assertThat(d.outcome(0)).isEqualTo(new Outcome.Applied(Call.Kind.CONFIRM, sold));
             for (int n = 1; n < 49; n++) {
                 assertThat(d.outcome(n)).isEqualTo(new Outcome.Unchanged(sold));
             }
-            assertThat(d.outcome(49)).isEqualTo(new Outcome.Refused(Outcome.Refusal.ORDER_REF_MISMATCH, RowState.SOLD,
+            assertThat(d.outcome(49)).isEqualTo(new Outcome.Refused(Outcome.Refusal.ORDER_REF_MISMATCH, HoldState.SOLD,
                     sold));
             assertThat(d.steps()).hasSize(1);
             assertThat(d.deltas().get(slot(0)).sold()).isEqualTo(2);
@@ -300,10 +301,10 @@ class BatchDeciderTest {
             t.transition(h, Call.Kind.RELEASE, "").transition(h, Call.Kind.RELEASE, "")
                     .transition(h, Call.Kind.CONFIRM, "o1");
             Decided d = t.decided();
-            HoldFacts released = row(h, RowState.RELEASED, null);
+            HoldFacts released = row(h, HoldState.RELEASED, null);
             assertThat(d.outcomes()).containsExactly(new Outcome.Applied(Call.Kind.RELEASE, released),
-                    new Outcome.Refused(Outcome.Refusal.NOT_HELD, RowState.RELEASED, released),
-                    new Outcome.Refused(Outcome.Refusal.NOT_HELD, RowState.RELEASED, released));
+                    new Outcome.Refused(Outcome.Refusal.NOT_HELD, HoldState.RELEASED, released),
+                    new Outcome.Refused(Outcome.Refusal.NOT_HELD, HoldState.RELEASED, released));
             assertThat(d.deltas().get(slot(0)).credited()).isEqualTo(2);
             assertThat(d.usageGiven()).containsExactly(h);
         }
@@ -315,10 +316,10 @@ class BatchDeciderTest {
                     .transition(h, Call.Kind.CONFIRM, "o1");
             Decided d = t.decided();
             HoldFacts extended = new HoldFacts(h.holdId(), h.slot(), h.region(), h.qty(), h.buyerId(),
-                    h.idempotencyKey(), h.fingerprint(), RowState.HELD, h.createdAtMicros(),
+                    h.idempotencyKey(), h.fingerprint(), HoldState.HELD, h.createdAtMicros(),
                     h.expiresAtMicros() + 30_000_000L, true, null);
             assertThat(d.outcome(0)).isEqualTo(new Outcome.Applied(Call.Kind.EXTEND, extended));
-            assertThat(d.outcome(1)).isEqualTo(new Outcome.Refused(Outcome.Refusal.ALREADY_EXTENDED, RowState.HELD,
+            assertThat(d.outcome(1)).isEqualTo(new Outcome.Refused(Outcome.Refusal.ALREADY_EXTENDED, HoldState.HELD,
                     extended));
             assertThat(d.steps()).extracting(Decided.Step::round).containsExactly(0, 1);
         }
@@ -327,13 +328,13 @@ class BatchDeciderTest {
         void expiredHold_isNotHeld_unknownOrForeignHold_isNotFound() {
             HoldFacts due = hold(0, 1, "d", NOW);
             HoldFacts other = new HoldFacts(h.holdId(), h.slot(), "us", h.qty(), h.buyerId(), h.idempotencyKey(),
-                    h.fingerprint(), RowState.HELD, h.createdAtMicros(), h.expiresAtMicros(), false, null);
+                    h.fingerprint(), HoldState.HELD, h.createdAtMicros(), h.expiresAtMicros(), false, null);
             Table t = new Table().bucket(0, ONE, 0, 3, 0).loadedHolds(due, other);
             t.transition(due, Call.Kind.CONFIRM, "o").transition(h, Call.Kind.RELEASE, "");
             t.loaded.holds(Set.of(hold(0, 1, "gone", NOW).holdId()), List.of());
             t.transition(hold(0, 1, "gone", NOW), Call.Kind.EXTEND, "");
             Decided d = t.decided();
-            assertThat(d.outcome(0)).isEqualTo(new Outcome.Refused(Outcome.Refusal.NOT_HELD, RowState.EXPIRED, due));
+            assertThat(d.outcome(0)).isEqualTo(new Outcome.Refused(Outcome.Refusal.NOT_HELD, HoldState.EXPIRED, due));
             assertThat(d.outcome(1)).isEqualTo(new Outcome.Refused(Outcome.Refusal.NOT_FOUND, null, null));
             assertThat(d.outcome(2)).isEqualTo(new Outcome.Refused(Outcome.Refusal.NOT_FOUND, null, null));
         }
@@ -372,8 +373,8 @@ class BatchDeciderTest {
             Table t = new Table().bucket(0, ONE, 0, 2, 0, NOW - 5, true).transition(due, Call.Kind.CONFIRM, "o");
             t.loaded.due(slot(0), new Loaded.Due(List.of(due), Long.MAX_VALUE));
             Decided d = t.decided();
-            assertThat(d.outcome(0)).isEqualTo(new Outcome.Refused(Outcome.Refusal.NOT_HELD, RowState.EXPIRED,
-                    row(due, RowState.EXPIRED, null)));
+            assertThat(d.outcome(0)).isEqualTo(new Outcome.Refused(Outcome.Refusal.NOT_HELD, HoldState.EXPIRED,
+                    row(due, HoldState.EXPIRED, null)));
         }
 
         @Test

@@ -1,5 +1,6 @@
 package io.lastunit.shard.decide;
 
+import io.lastunit.api.inventory.v1.HoldState;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
@@ -117,10 +118,10 @@ final class Table {
 
     static HoldFacts hold(int bucketNo, int qty, String key, long expiresAt) {
         return new HoldFacts(UUID.nameUUIDFromBytes((key + bucketNo).getBytes()), slot(bucketNo), "eu", qty, "buyer",
-                key, "fp-" + key + "-" + qty, RowState.HELD, expiresAt - 60_000_000L, expiresAt, false, null);
+                key, "fp-" + key + "-" + qty, HoldState.HELD, expiresAt - 60_000_000L, expiresAt, false, null);
     }
 
-    static HoldFacts row(HoldFacts h, RowState state, String orderRef) {
+    static HoldFacts row(HoldFacts h, HoldState state, String orderRef) {
         return new HoldFacts(h.holdId(), h.slot(), h.region(), h.qty(), h.buyerId(), h.idempotencyKey(),
                 h.fingerprint(), state, h.createdAtMicros(), h.expiresAtMicros(), h.extended(), orderRef);
     }

@@ -97,11 +97,10 @@ class BucketKeysPlanIT {
                         "'acme', 'new', 100001");
                 assertThat(siblings).contains("holds_bucket_state").contains("item_id").doesNotContain("Seq Scan");
                 // What the partial index holds_bucket_due served before V3 replaced it.
-                String earliest = plan(s, "earliest_due", "text, text, int", LaneStore.EARLIEST_DUE,
-                        "'acme', 'new', 0");
-                assertThat(earliest).contains("holds_bucket_state").doesNotContain("Seq Scan");
-                String sweep = plan(s, "sweep", "text, text, int, int", LaneStore.SWEEP, "'acme', 'new', 0, 1000");
-                assertThat(sweep).contains("holds_bucket_state").doesNotContain("Seq Scan");
+                String next = plan(s, "next_due", "text, text, int", LaneStore.NEXT_DUE, "'acme', 'new', 0");
+                assertThat(next).contains("holds_bucket_state").doesNotContain("Seq Scan");
+                String due = plan(s, "due", "text, text, int, int", LaneStore.DUE, "'acme', 'new', 0, 1000");
+                assertThat(due).contains("holds_bucket_state").doesNotContain("Seq Scan");
                 c.rollback();
             }
 
