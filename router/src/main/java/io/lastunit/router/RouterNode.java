@@ -15,6 +15,7 @@ import io.lastunit.common.topology.TopologyCache;
 import io.lastunit.router.auth.AuthInterceptor;
 import io.lastunit.router.auth.Authenticator;
 import io.lastunit.router.grpc.RouterInventoryService;
+import io.lastunit.router.reserve.ReservePipeline;
 import io.lastunit.router.route.BalancerClient;
 import io.lastunit.router.route.ReserveBatcher;
 import io.lastunit.router.route.KeyClaimer;
@@ -58,7 +59,7 @@ public final class RouterNode implements AutoCloseable {
     private ReserveBatcher batcher;
     private BalancerClient balancer;
     private ScheduledExecutorService scheduler;
-    private RouterInventoryService service;
+    private ReservePipeline pipeline;
     private Server server;
     private HealthStatusManager health;
     private boolean started;
@@ -101,13 +102,15 @@ public final class RouterNode implements AutoCloseable {
         batcher = new ReserveBatcher(config.reserveBatchMax(), config.reserveQueueMax(),
                 config.reserveBatchesInFlightMax());
         channels.onRemoved(batcher::forget);
-        service = new RouterInventoryService(new RequestValidator(config.limits()), router, reserveFlow, batcher,
-                topology::current,
+        pipeline = new ReservePipeline(new ReservePipeline.Shedding(
                 new SoldOutCache(config.soldOutTtl().toNanos(), config.soldOutEntriesMax(), nanoClock),
                 new BuyerRateLimiter(config.buyerRatePerSecond(), config.buyerBurst(), config.buyersTrackedMax(),
                         nanoClock),
                 new InFlightLimiter(config.inFlightPerItemMax()),
-                new RecentKeys(Duration.ofMinutes(10).toNanos(), config.recentKeysMax(), nanoClock));
+                new RecentKeys(Duration.ofMinutes(10).toNanos(), config.recentKeysMax(), nanoClock)),
+                reserveFlow, router, batcher);
+        RouterInventoryService service = new RouterInventoryService(new RequestValidator(config.limits()), router,
+                topology::current, pipeline);
         health = new HealthStatusManager();
         NettyServerBuilder b = NettyServerBuilder.forAddress(new InetSocketAddress(config.host(), config.port()))
                 .directExecutor()
@@ -161,7 +164,7 @@ public final class RouterNode implements AutoCloseable {
 
     /** Reserve calls the router answered itself (sold-out cache, rate limit, in-flight cap). */
     public synchronized long shedCount() {
-        return service.shedCount();
+        return pipeline.shedCount();
     }
 
     /** Reserves the router sent to shards in ReserveBatch calls: {calls, Reserves}. */
