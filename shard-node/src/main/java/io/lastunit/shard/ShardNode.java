@@ -54,6 +54,7 @@ public final class ShardNode implements AutoCloseable {
     private Server server;
     private HealthStatusManager health;
     private InventoryGrpcService inventory;
+    private ShardGrpcService shardService;
     private CuratorFramework curator;
     private TopologyCache topology;
     private ShardRegistration registration;
@@ -102,12 +103,12 @@ public final class ShardNode implements AutoCloseable {
         }
         PlacementGuard guard = placement;
         inventory = new InventoryGrpcService(validator, engine, reads, placement, standaloneRegion());
+        shardService = new ShardGrpcService(validator, checker, reads, config.shardId(), engine, placement,
+                () -> guard.regionOr("", standaloneRegion()));
         server = builder
                 .directExecutor()
                 .addService(inventory)
-                .addService(new ShardGrpcService(validator, checker, reads, config.shardId(), engine,
-                        () -> guard.regionOr("", standaloneRegion()), inventory::submitReserve,
-                        inventory::submitClaim))
+                .addService(shardService)
                 .addService(health.getHealthService())
                 .addService(ProtoReflectionServiceV1.newInstance())
                 .addService(reflectionV1Alpha())
@@ -182,9 +183,9 @@ public final class ShardNode implements AutoCloseable {
         return checker;
     }
 
-    /** Public API calls this node has received (answered or refused). */
+    /** Public API calls this node has received (answered or refused), each entry of a ReserveBatch as one. */
     public synchronized long callsServed() {
-        return inventory == null ? 0 : inventory.calls();
+        return inventory == null ? 0 : inventory.calls() + shardService.calls();
     }
 
     /** The node's ZooKeeper client, or null when standalone. */
