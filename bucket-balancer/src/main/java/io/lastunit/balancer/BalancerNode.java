@@ -18,7 +18,7 @@ import io.lastunit.balancer.move.ItemMover;
 import io.lastunit.balancer.move.LevelReader;
 import io.lastunit.balancer.plan.DemandTracker;
 import io.lastunit.balancer.transfer.Fence;
-import io.lastunit.balancer.transfer.ShardChannels;
+import io.lastunit.common.channel.ShardChannels;
 import io.lastunit.balancer.transfer.TransferExecutor;
 import io.lastunit.balancer.transfer.TransferFaults;
 import io.lastunit.balancer.transfer.TransferRecovery;
@@ -28,6 +28,7 @@ import io.lastunit.common.invariant.DriftTracker;
 import io.lastunit.common.topology.Curators;
 import io.lastunit.common.topology.Topology;
 import io.lastunit.common.topology.TopologyCache;
+import java.io.File;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.time.Duration;
@@ -66,6 +67,14 @@ public final class BalancerNode implements AutoCloseable {
     static final Duration STEP_BACKOFF = Duration.ofMillis(50);
     /** Samples kept per item region for demand rates. */
     static final int DEMAND_SAMPLES_MAX = 120;
+    /**
+     * Largest reply accepted from a shard node. Hazard: {@code ListLevels} without a tenant answers
+     * every item of a shard in one message; beyond this bound (about 200,000 items) the call fails,
+     * and so does the balancing of that shard's cell.
+     */
+    static final int SHARD_REPLY_BYTES_MAX = 64 << 20;
+    /** How long a stop waits for each shard channel to terminate. */
+    static final Duration SHARD_CHANNEL_CLOSE_WAIT = Duration.ofSeconds(2);
 
     private enum State { LATENT, STARTED, CLOSED }
 
@@ -119,7 +128,7 @@ public final class BalancerNode implements AutoCloseable {
         }
         topology = new TopologyCache(curator, config.namespace(), config.topologyStaleMax(), InstantSource.system());
         topology.start(Duration.ofSeconds(30));
-        channels = new ShardChannels(config.shardTrustCertificate());
+        channels = shardChannels(config.shardTrustCertificate());
         topology.addListener(this::retainChannels);
         executor = new TransferExecutor(channels, faults, metrics, config.stepAttemptsMax(), config.stepTimeout(),
                 STEP_BACKOFF);
@@ -198,6 +207,16 @@ public final class BalancerNode implements AutoCloseable {
             health.setStatus(BalancerServiceGrpc.SERVICE_NAME, s == Leadership.State.SERVING ? ServingStatus.SERVING
                     : ServingStatus.NOT_SERVING);
         }
+    }
+
+    /**
+     * The balancer's channels to shard nodes, over TLS trusting {@code trustCertificate} or
+     * plaintext when it is null. Replies are handed off the transport threads, and gRPC's
+     * transparent retry stays on beneath the transfer steps' own retries.
+     */
+    static ShardChannels shardChannels(File trustCertificate) {
+        return new ShardChannels(new ShardChannels.Dial(trustCertificate, SHARD_REPLY_BYTES_MAX, false, true),
+                SHARD_CHANNEL_CLOSE_WAIT);
     }
 
     private void retainChannels(Topology t) {

@@ -21,7 +21,7 @@ import io.lastunit.router.route.ReserveBatcher;
 import io.lastunit.router.route.KeyClaimer;
 import io.lastunit.router.route.ReserveFlow;
 import io.lastunit.router.route.Router;
-import io.lastunit.router.route.ShardChannels;
+import io.lastunit.common.channel.ShardChannels;
 import io.lastunit.router.shed.BuyerRateLimiter;
 import io.lastunit.router.shed.InFlightLimiter;
 import io.lastunit.router.shed.RecentKeys;
@@ -87,7 +87,7 @@ public final class RouterNode implements AutoCloseable {
         curator.start();
         topology = new TopologyCache(curator, config.namespace(), config.topologyStaleMax(), InstantSource.system());
         topology.start(Duration.ofSeconds(30));
-        channels = new ShardChannels(config.shardTrustCertificate());
+        channels = new ShardChannels(Router.dial(config.shardTrustCertificate()), Duration.ZERO);
         topology.addListener(this::retainChannels);
         scheduler = Executors.newSingleThreadScheduledExecutor(r -> {
             Thread t = new Thread(r, "router-retry");

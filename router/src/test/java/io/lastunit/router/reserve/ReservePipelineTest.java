@@ -31,7 +31,7 @@ import io.lastunit.common.topology.Topology;
 import io.lastunit.router.route.ReserveBatcher;
 import io.lastunit.router.route.ReserveFlow;
 import io.lastunit.router.route.Router;
-import io.lastunit.router.route.ShardChannels;
+import io.lastunit.common.channel.ShardChannels;
 import io.lastunit.router.shed.BuyerRateLimiter;
 import io.lastunit.router.shed.InFlightLimiter;
 import io.lastunit.router.shed.RecentKeys;
