@@ -5,8 +5,6 @@ import io.grpc.health.v1.HealthCheckResponse.ServingStatus;
 import io.grpc.netty.shaded.io.grpc.netty.GrpcSslContexts;
 import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
 import io.grpc.protobuf.services.HealthStatusManager;
-import io.grpc.protobuf.services.ProtoReflectionService;
-import io.grpc.protobuf.services.ProtoReflectionServiceV1;
 import io.lastunit.api.balancer.v1.BalancerServiceGrpc;
 import io.lastunit.api.topology.v1.ShardInfo;
 import io.lastunit.balancer.grpc.BalancerGrpcService;
@@ -18,18 +16,20 @@ import io.lastunit.balancer.move.ItemMover;
 import io.lastunit.balancer.move.LevelReader;
 import io.lastunit.balancer.plan.DemandTracker;
 import io.lastunit.balancer.transfer.Fence;
-import io.lastunit.balancer.transfer.ShardChannels;
 import io.lastunit.balancer.transfer.TransferExecutor;
 import io.lastunit.balancer.transfer.TransferFaults;
 import io.lastunit.balancer.transfer.TransferRecovery;
+import io.lastunit.common.channel.ShardChannels;
 import io.lastunit.common.invariant.CrossShardChecker;
 import io.lastunit.common.invariant.CrossShardReport;
 import io.lastunit.common.invariant.DriftTracker;
+import io.lastunit.common.lifecycle.NodeLifecycle;
+import io.lastunit.common.lifecycle.NodeServer;
 import io.lastunit.common.topology.Curators;
 import io.lastunit.common.topology.Topology;
 import io.lastunit.common.topology.TopologyCache;
+import java.io.File;
 import java.io.IOException;
-import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.time.InstantSource;
 import java.util.HashSet;
@@ -47,9 +47,10 @@ import org.slf4j.LoggerFactory;
 
 /**
  * One running bucket-balancer: a ZooKeeper client and the watched topology, channels to the
- * shard nodes, the transfer machinery, the gRPC server (BalancerService, health, server reflection v1 and
- * v1alpha), and its part
- * in the election ({@link Leadership}). Once elected it completes every PENDING transfer, publishes
+ * shard nodes, the transfer machinery and the pull threads, the gRPC server (BalancerService,
+ * health, server reflection v1 and v1alpha), the scheduled balancing loop and invariant check, and
+ * its part in the election ({@link Leadership}), started in that order and stopped in reverse
+ * ({@link NodeLifecycle}). Once elected it completes every PENDING transfer, publishes
  * its endpoint, and then runs the balancing loop and the invariant check on their schedules and
  * serves pulls; a standby serves only NOT_LEADER. Health: {@code ""} SERVING while running,
  * {@code lastunit.balancer.v1.BalancerService} SERVING only while leading.
@@ -66,12 +67,21 @@ public final class BalancerNode implements AutoCloseable {
     static final Duration STEP_BACKOFF = Duration.ofMillis(50);
     /** Samples kept per item region for demand rates. */
     static final int DEMAND_SAMPLES_MAX = 120;
-
-    private enum State { LATENT, STARTED, CLOSED }
+    /**
+     * Largest reply accepted from a shard node. Hazard: {@code ListLevels} without a tenant answers
+     * every item of a shard in one message; beyond this bound (about 200,000 items) the call fails,
+     * and so does the balancing of that shard's cell.
+     */
+    static final int SHARD_REPLY_BYTES_MAX = 64 << 20;
+    /** How long a stop waits for the scheduled work, and then for the pulls, to end. */
+    static final Duration WORKERS_STOP_WAIT = Duration.ofSeconds(5);
+    /** How long a stop waits for each shard channel to terminate. */
+    static final Duration SHARD_CHANNEL_CLOSE_WAIT = Duration.ofSeconds(2);
 
     private final BalancerConfig config;
     private final TransferFaults faults;
     private final BalancerMetrics metrics = new BalancerMetrics();
+    private final NodeLifecycle lifecycle;
     private CuratorFramework curator;
     private TopologyCache topology;
     private ShardChannels channels;
@@ -85,7 +95,6 @@ public final class BalancerNode implements AutoCloseable {
     private HealthStatusManager health;
     private Leadership leadership;
     private String address;
-    private State state = State.LATENT;
 
     public BalancerNode(BalancerConfig config) {
         this(config, TransferFaults.NONE);
@@ -95,31 +104,33 @@ public final class BalancerNode implements AutoCloseable {
     public BalancerNode(BalancerConfig config, TransferFaults faults) {
         this.config = config;
         this.faults = faults;
+        this.lifecycle = new NodeLifecycle("balancer", log);
     }
 
+    /** Starts every part, in the order of the class comment; a start that fails closes what it opened. */
     public synchronized BalancerNode start() throws IOException, InterruptedException {
-        if (state != State.LATENT) {
-            throw new IllegalStateException("balancer is " + state);
-        }
-        state = State.STARTED;
+        lifecycle.begin();
         try {
             startAll();
-        } catch (IOException | InterruptedException | RuntimeException | Error e) {
+        } catch (Throwable t) {
             close();
-            throw e;
+            throw t;
         }
         return this;
     }
 
     private void startAll() throws IOException, InterruptedException {
         curator = Curators.newClient(config.zookeeper(), config.zookeeperSessionTimeout());
+        lifecycle.onClose("ZooKeeper client", curator::close);
         curator.start();
         if (!curator.blockUntilConnected(30, TimeUnit.SECONDS)) {
             throw new IOException("no ZooKeeper connection to " + config.zookeeper() + " within 30 s");
         }
         topology = new TopologyCache(curator, config.namespace(), config.topologyStaleMax(), InstantSource.system());
+        lifecycle.onClose("topology cache", topology::close);
         topology.start(Duration.ofSeconds(30));
-        channels = new ShardChannels(config.shardTrustCertificate());
+        channels = shardChannels(config.shardTrustCertificate());
+        lifecycle.onClose("shard channels", channels::close);
         topology.addListener(this::retainChannels);
         executor = new TransferExecutor(channels, faults, metrics, config.stepAttemptsMax(), config.stepTimeout(),
                 STEP_BACKOFF);
@@ -129,22 +140,18 @@ public final class BalancerNode implements AutoCloseable {
         mover = new ItemMover(executor, reader, config.policy(), demand, new ItemLocks());
         pullThreads = new ThreadPoolExecutor(config.pullThreads(), config.pullThreads(), 0, TimeUnit.MILLISECONDS,
                 new ArrayBlockingQueue<>(config.pullQueueMax()), threads("balancer-pull"));
+        NodeLifecycle.Closer pulls = lifecycle.onClose("pull threads", NodeLifecycle.executor(pullThreads,
+                WORKERS_STOP_WAIT));
         health = new HealthStatusManager();
-        NettyServerBuilder builder = NettyServerBuilder.forAddress(new InetSocketAddress(config.host(), config.port()));
+        NettyServerBuilder builder = NodeServer.builder(config.host(), config.port(), health, 1 << 16);
         if (config.tlsCertificate() != null) {
             builder.sslContext(GrpcSslContexts.forServer(config.tlsCertificate(), config.tlsKey()).build());
         }
-        server = builder
-                .directExecutor()
+        Server built = builder
                 .addService(new BalancerGrpcService(this::servingFence, topology, mover, pullThreads, metrics))
-                .addService(health.getHealthService())
-                .addService(ProtoReflectionServiceV1.newInstance())
-                .addService(reflectionV1Alpha())
-                .permitKeepAliveTime(10, TimeUnit.SECONDS)
-                .permitKeepAliveWithoutCalls(true)
-                .maxInboundMessageSize(1 << 16)
-                .build()
-                .start();
+                .build();
+        lifecycle.onClose("gRPC server and workers", () -> stopServing(built, pulls));
+        server = built.start();
         address = config.advertisedAddress().isEmpty() ? config.host() + ":" + server.getPort()
                 : config.advertisedAddress();
         health.setStatus("", ServingStatus.SERVING);
@@ -165,6 +172,8 @@ public final class BalancerNode implements AutoCloseable {
 
         leadership = new Leadership(curator, config.namespace(), address, this::recoverAll, this::onLeadership,
                 RECOVERY_RETRY);
+        // Left first on close: it fences at once, withdraws the endpoint, and a standby takes over.
+        lifecycle.onClose("leadership", leadership::close);
         try {
             leadership.start();
         } catch (Exception e) {
@@ -174,10 +183,23 @@ public final class BalancerNode implements AutoCloseable {
                 config.namespace(), config.interval().toMillis());
     }
 
-    /** The older reflection protocol: some clients (older grpcurl releases among them) speak only this one. */
-    @SuppressWarnings("deprecation")
-    private static io.grpc.BindableService reflectionV1Alpha() {
-        return ProtoReflectionService.newInstance();
+    /**
+     * The stop of the server and of the work behind it: every service NOT_SERVING; the scheduled
+     * work (started after the server, so it has no closer of its own) and the pulls interrupted;
+     * the server's calls awaited; then the scheduled work and the pulls, each wait bounded.
+     */
+    private void stopServing(Server built, NodeLifecycle.Closer pulls) {
+        health.enterTerminalState();
+        if (scheduler != null) {
+            scheduler.shutdownNow();
+        }
+        pullThreads.shutdownNow();
+        built.shutdown();
+        NodeServer.awaitCalls(built, NodeServer.STOP_WAIT);
+        if (scheduler != null) {
+            NodeLifecycle.awaitTermination(scheduler, WORKERS_STOP_WAIT);
+        }
+        pulls.close();
     }
 
     /** A new leader's duty: complete every PENDING OUT transfer on every live shard. */
@@ -198,6 +220,16 @@ public final class BalancerNode implements AutoCloseable {
             health.setStatus(BalancerServiceGrpc.SERVICE_NAME, s == Leadership.State.SERVING ? ServingStatus.SERVING
                     : ServingStatus.NOT_SERVING);
         }
+    }
+
+    /**
+     * The balancer's channels to shard nodes, over TLS trusting {@code trustCertificate} or
+     * plaintext when it is null. Replies are handed off the transport threads, and gRPC's
+     * transparent retry stays on beneath the transfer steps' own retries.
+     */
+    static ShardChannels shardChannels(File trustCertificate) {
+        return new ShardChannels(new ShardChannels.Dial(trustCertificate, SHARD_REPLY_BYTES_MAX, false, true),
+                SHARD_CHANNEL_CLOSE_WAIT);
     }
 
     private void retainChannels(Topology t) {
@@ -264,57 +296,12 @@ public final class BalancerNode implements AutoCloseable {
         invariants.run();
     }
 
+    /** Stops every part in the reverse order of the start (see the class comment). Idempotent. */
     @Override
     public synchronized void close() {
-        if (state == State.CLOSED) {
-            return;
-        }
-        state = State.CLOSED;
-        if (leadership != null) {
-            leadership.close(); // fences at once, withdraws the endpoint, leaves the election
-        }
-        if (health != null) {
-            health.enterTerminalState();
-        }
-        if (scheduler != null) {
-            scheduler.shutdownNow();
-        }
-        if (pullThreads != null) {
-            pullThreads.shutdownNow();
-        }
-        if (server != null) {
-            server.shutdown();
-            try {
-                if (!server.awaitTermination(5, TimeUnit.SECONDS)) {
-                    server.shutdownNow();
-                }
-            } catch (InterruptedException e) {
-                server.shutdownNow();
-                Thread.currentThread().interrupt();
-            }
-        }
-        awaitQuiet(scheduler);
-        awaitQuiet(pullThreads);
-        if (channels != null) {
-            channels.close();
-        }
-        if (topology != null) {
-            topology.close();
-        }
-        if (curator != null) {
-            curator.close();
-        }
-        log.info("balancer {} stopped ({})", address == null ? "(never listened)" : address, metrics.summaryLine());
-    }
-
-    private static void awaitQuiet(java.util.concurrent.ExecutorService e) {
-        if (e == null) {
-            return;
-        }
-        try {
-            e.awaitTermination(5, TimeUnit.SECONDS);
-        } catch (InterruptedException ex) {
-            Thread.currentThread().interrupt();
+        if (lifecycle.close()) {
+            log.info("balancer {} stopped ({})", address == null ? "(never listened)" : address,
+                    metrics.summaryLine());
         }
     }
 }

@@ -9,7 +9,7 @@ import io.lastunit.api.shard.v1.TransferOutRequest;
 import io.lastunit.api.shard.v1.TransferState;
 import io.lastunit.balancer.transfer.Fence;
 import io.lastunit.balancer.transfer.MoveOrder;
-import io.lastunit.balancer.transfer.ShardChannels;
+import io.lastunit.common.channel.ShardChannels;
 import io.lastunit.balancer.transfer.TransferExecutor;
 import io.lastunit.balancer.transfer.TransferFaults;
 import io.lastunit.balancer.transfer.TransferReason;
@@ -190,7 +190,7 @@ class TransferProtocolPropertyIT {
         Script script = new Script(m);
         BalancerMetrics metrics = new BalancerMetrics();
         String outcome;
-        try (ShardChannels channels = new ShardChannels(null)) {
+        try (ShardChannels channels = BalancerNode.shardChannels(null)) {
             TransferExecutor executor = new TransferExecutor(channels, script, metrics, STEP_ATTEMPTS,
                     BalancerCluster.scaled(Duration.ofSeconds(10)), Duration.ofMillis(1));
             MoveOrder order = new MoveOrder(key, cluster.shard(REGIONS.get(m.from())), cluster.shard(REGIONS.get(m.to())),
@@ -245,7 +245,7 @@ class TransferProtocolPropertyIT {
 
     private static void recoverWithAFreshProcess() {
         BalancerMetrics metrics = new BalancerMetrics();
-        try (ShardChannels channels = new ShardChannels(null)) {
+        try (ShardChannels channels = BalancerNode.shardChannels(null)) {
             TransferExecutor executor = new TransferExecutor(channels, TransferFaults.NONE, metrics, STEP_ATTEMPTS,
                     BalancerCluster.scaled(Duration.ofSeconds(10)), Duration.ofMillis(1));
             TransferRecovery.Summary s = new TransferRecovery(channels, executor,

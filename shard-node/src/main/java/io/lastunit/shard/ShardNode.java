@@ -5,11 +5,11 @@ import com.zaxxer.hikari.HikariDataSource;
 import io.grpc.Server;
 import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
 import io.grpc.protobuf.services.HealthStatusManager;
-import io.grpc.protobuf.services.ProtoReflectionService;
-import io.grpc.protobuf.services.ProtoReflectionServiceV1;
 import io.lastunit.api.inventory.v1.InventoryServiceGrpc;
 import io.lastunit.api.shard.v1.ShardServiceGrpc;
 import io.lastunit.common.RequestValidator;
+import io.lastunit.common.lifecycle.NodeLifecycle;
+import io.lastunit.common.lifecycle.NodeServer;
 import io.lastunit.shard.expiry.ExpirySweeper;
 import io.lastunit.api.topology.v1.LiveShard;
 import io.lastunit.common.topology.Curators;
@@ -24,42 +24,40 @@ import io.lastunit.shard.store.EmbeddedDatabase;
 import io.lastunit.shard.store.InvariantChecker;
 import io.lastunit.shard.store.ReadPool;
 import java.io.IOException;
-import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.time.InstantSource;
-import java.util.concurrent.TimeUnit;
 import javax.sql.DataSource;
 import org.flywaydb.core.Flyway;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * One running shard node: its connection pool and schema, the lane engine, the expiry
- * sweeper, the read pool and the gRPC server (InventoryService, ShardService, health, server
- * reflection v1 and v1alpha; none authenticates), started in that order and stopped in reverse
- * (the server stops taking calls first, the lanes finish what they accepted, the pool closes
- * last). Lifecycle LATENT → STARTED → CLOSED; {@link #close()} is idempotent. Thread-safe.
+ * One running shard node: its connection pool and schema, the lane engine, the read pool, the
+ * expiry sweeper, with {@code zookeeper} set the ZooKeeper client and the topology, the gRPC
+ * server (InventoryService, ShardService, health, server reflection v1 and v1alpha; none
+ * authenticates) and the live registration, started in that order and stopped in reverse
+ * ({@link NodeLifecycle}): the live registration goes first, then the server stops taking calls,
+ * the lanes finish what they accepted before the server's calls in flight are awaited, and the
+ * pool closes last. Lifecycle LATENT → STARTED → CLOSED; {@link #close()} is idempotent.
+ * Thread-safe.
  */
 public final class ShardNode implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(ShardNode.class);
 
     private final ShardConfig config;
     private final InstantSource clock;
-    private final EmbeddedDatabase embedded;
+    private final NodeLifecycle lifecycle;
     private HikariDataSource dataSource;
     private LaneEngine engine;
     private ExpirySweeper sweeper;
     private ReadPool reads;
     private InvariantChecker checker;
     private Server server;
-    private HealthStatusManager health;
     private InventoryGrpcService inventory;
+    private ShardGrpcService shardService;
     private CuratorFramework curator;
     private TopologyCache topology;
     private ShardRegistration registration;
-    private State state = State.LATENT;
-
-    private enum State { LATENT, STARTED, CLOSED }
 
     /**
      * @param embedded an embedded database this node owns and closes, or null
@@ -67,80 +65,88 @@ public final class ShardNode implements AutoCloseable {
     public ShardNode(ShardConfig config, InstantSource clock, EmbeddedDatabase embedded) {
         this.config = config;
         this.clock = clock;
-        this.embedded = embedded;
+        this.lifecycle = new NodeLifecycle("shard node " + config.shardId(), log);
+        if (embedded != null) {
+            lifecycle.onClose("embedded PostgreSQL", embedded::close);
+        }
     }
 
+    /** Starts every part, in the order of the class comment; a start that fails closes what it opened. */
     public synchronized ShardNode start() throws IOException {
-        if (state != State.LATENT) {
-            throw new IllegalStateException("shard node " + config.shardId() + " is " + state);
+        lifecycle.begin();
+        try {
+            startAll();
+        } catch (Throwable t) {
+            close();
+            throw t;
         }
+        log.info("shard {} serving on {}:{} ({} lanes, regions {})", config.shardId(), config.host(), port(),
+                config.lanes().laneCount(), config.limits().regions());
+        return this;
+    }
+
+    private void startAll() throws IOException {
         dataSource = dataSource(config);
+        lifecycle.onClose("connection pool", dataSource::close);
         Flyway.configure().dataSource(dataSource).locations("classpath:db/migration").load().migrate();
         engine = new LaneEngine(dataSource, config.lanes(), config.limits(), clock);
+        NodeLifecycle.Closer lanes = lifecycle.onClose("lane engine", engine::close);
         engine.start();
         reads = new ReadPool(dataSource, config.readThreads(), config.readQueueCapacity(),
                 Duration.ofMillis(config.lanes().retryAfterMs()));
+        NodeLifecycle.Closer readPool = lifecycle.onClose("read pool", reads::close);
         checker = new InvariantChecker(dataSource, config.shardId());
         sweeper = new ExpirySweeper(dataSource, engine, config.sweepInterval(), config.sweepBucketsPerTickMax());
+        NodeLifecycle.Closer sweeping = lifecycle.onClose("expiry sweeper", sweeper::close);
         sweeper.start();
         RequestValidator validator = new RequestValidator(config.limits());
         PlacementGuard placement = PlacementGuard.STANDALONE;
         if (config.topology().enabled()) {
             curator = Curators.newClient(config.topology().zookeeper(), Duration.ofSeconds(15));
+            lifecycle.onClose("ZooKeeper client", curator::close);
             curator.start();
             topology = new TopologyCache(curator, config.topology().namespace(), config.topology().staleMax(),
                     InstantSource.system());
+            lifecycle.onClose("topology cache", topology::close);
             topology.start(Duration.ofSeconds(30));
             placement = new PlacementGuard(topology, config.shardId());
         }
-        health = new HealthStatusManager();
+        HealthStatusManager health = new HealthStatusManager();
         // Handlers never block (they validate and enqueue), so they run on the transport threads.
-        NettyServerBuilder builder = NettyServerBuilder.forAddress(new InetSocketAddress(config.host(), config.port()));
+        NettyServerBuilder builder = NodeServer.builder(config.host(), config.port(), health, 1 << 20);
         if (config.tls().enabled()) {
             builder.sslContext(io.grpc.netty.shaded.io.grpc.netty.GrpcSslContexts
                     .forServer(config.tls().certificate(), config.tls().key()).build());
         }
         PlacementGuard guard = placement;
         inventory = new InventoryGrpcService(validator, engine, reads, placement, standaloneRegion());
-        server = builder
-                .directExecutor()
-                .addService(inventory)
-                .addService(new ShardGrpcService(validator, checker, reads, config.shardId(), engine,
-                        () -> guard.regionOr("", standaloneRegion()), inventory::submitReserve,
-                        inventory::submitClaim))
-                .addService(health.getHealthService())
-                .addService(ProtoReflectionServiceV1.newInstance())
-                .addService(reflectionV1Alpha())
-                .permitKeepAliveTime(10, TimeUnit.SECONDS)
-                .permitKeepAliveWithoutCalls(true)
-                .maxInboundMessageSize(1 << 20)
-                .build()
-                .start();
+        shardService = new ShardGrpcService(validator, checker, reads, config.shardId(), engine, placement,
+                () -> guard.regionOr("", standaloneRegion()));
+        Server built = builder.addService(inventory).addService(shardService).build();
+        lifecycle.onClose("gRPC server", () -> {
+            NodeServer.stopTakingCalls(built, health);
+            // What was accepted is answered before the wait for the calls in flight ends.
+            sweeping.close();
+            lanes.close();
+            readPool.close();
+            NodeServer.awaitCalls(built, NodeServer.STOP_WAIT);
+        });
+        server = built.start();
         // By name too, for probes that ask for one service; close() turns all three NOT_SERVING.
-        for (String service : new String[] {"", InventoryServiceGrpc.SERVICE_NAME, ShardServiceGrpc.SERVICE_NAME}) {
-            health.setStatus(service, io.grpc.health.v1.HealthCheckResponse.ServingStatus.SERVING);
-        }
+        NodeServer.serving(health, "", InventoryServiceGrpc.SERVICE_NAME, ShardServiceGrpc.SERVICE_NAME);
         if (curator != null) {
             // Registered only once listening, so no router is sent to a port that is not open yet.
             String address = config.topology().advertisedAddress().isBlank()
                     ? config.host() + ":" + server.getPort() : config.topology().advertisedAddress();
             registration = new ShardRegistration(curator, config.topology().namespace(), LiveShard.newBuilder()
                     .setShardId(config.shardId()).setAddress(address).setStartedAtMs(clock.millis()).build());
+            // Deleted first on close: routers stop sending new calls here.
+            lifecycle.onClose("live registration", registration::close);
             registration.start();
             if (!registration.awaitRegistered(Duration.ofSeconds(30))) {
                 throw new IOException("shard " + config.shardId() + " could not register in ZooKeeper");
             }
         }
-        state = State.STARTED;
-        log.info("shard {} serving on {}:{} ({} lanes, regions {})", config.shardId(), config.host(), port(),
-                config.lanes().laneCount(), config.limits().regions());
-        return this;
-    }
-
-    /** The older reflection protocol: some clients (older grpcurl releases among them) speak only this one. */
-    @SuppressWarnings("deprecation")
-    private static io.grpc.BindableService reflectionV1Alpha() {
-        return ProtoReflectionService.newInstance();
     }
 
     private static HikariDataSource dataSource(ShardConfig config) {
@@ -182,9 +188,9 @@ public final class ShardNode implements AutoCloseable {
         return checker;
     }
 
-    /** Public API calls this node has received (answered or refused). */
+    /** Public API calls this node has received (answered or refused), each entry of a ReserveBatch as one. */
     public synchronized long callsServed() {
-        return inventory == null ? 0 : inventory.calls();
+        return inventory == null ? 0 : inventory.calls() + shardService.calls();
     }
 
     /** The node's ZooKeeper client, or null when standalone. */
@@ -200,47 +206,11 @@ public final class ShardNode implements AutoCloseable {
         return sweeper;
     }
 
+    /** Stops every part in the reverse order of the start (see the class comment). Idempotent. */
     @Override
     public synchronized void close() {
-        if (state == State.CLOSED) {
-            return;
+        if (lifecycle.close()) {
+            log.info("shard {} stopped", config.shardId());
         }
-        State was = state;
-        state = State.CLOSED;
-        if (registration != null) {
-            registration.close(); // routers stop sending new calls here first
-        }
-        if (was == State.STARTED) {
-            health.enterTerminalState();
-            server.shutdown();
-            sweeper.close();
-            engine.close();
-            reads.close();
-            try {
-                if (!server.awaitTermination(5, TimeUnit.SECONDS)) {
-                    server.shutdownNow();
-                }
-            } catch (InterruptedException e) {
-                server.shutdownNow();
-                Thread.currentThread().interrupt();
-            }
-        }
-        if (topology != null) {
-            topology.close();
-        }
-        if (curator != null) {
-            curator.close();
-        }
-        if (dataSource != null) {
-            dataSource.close();
-        }
-        if (embedded != null) {
-            try {
-                embedded.close();
-            } catch (IOException e) {
-                log.warn("embedded PostgreSQL did not stop cleanly: {}", e.toString());
-            }
-        }
-        log.info("shard {} stopped", config.shardId());
     }
 }

@@ -10,7 +10,7 @@ import io.lastunit.api.topology.v1.Cell;
 import io.lastunit.api.topology.v1.ShardInfo;
 import io.lastunit.api.topology.v1.TenantState;
 import io.lastunit.balancer.plan.ItemView;
-import io.lastunit.balancer.transfer.ShardChannels;
+import io.lastunit.common.channel.ShardChannels;
 import io.lastunit.common.Failure;
 import io.lastunit.common.Reason;
 import io.lastunit.common.invariant.ItemKey;

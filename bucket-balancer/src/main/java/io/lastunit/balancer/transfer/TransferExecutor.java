@@ -14,6 +14,7 @@ import io.lastunit.balancer.BalancerMetrics;
 import io.lastunit.balancer.transfer.TransferResult.Stage;
 import io.lastunit.common.Failure;
 import io.lastunit.common.Reason;
+import io.lastunit.common.channel.ShardChannels;
 import io.lastunit.common.invariant.ItemKey;
 import java.time.Duration;
 import java.util.UUID;

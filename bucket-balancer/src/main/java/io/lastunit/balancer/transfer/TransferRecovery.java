@@ -10,6 +10,7 @@ import io.lastunit.api.shard.v1.TransferDirection;
 import io.lastunit.api.shard.v1.TransferState;
 import io.lastunit.api.topology.v1.Cell;
 import io.lastunit.api.topology.v1.ShardInfo;
+import io.lastunit.common.channel.ShardChannels;
 import io.lastunit.common.topology.Topology;
 import java.time.Duration;
 import java.time.InstantSource;

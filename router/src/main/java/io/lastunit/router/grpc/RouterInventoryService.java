@@ -17,7 +17,6 @@ import io.lastunit.api.inventory.v1.InventoryServiceGrpc;
 import io.lastunit.api.inventory.v1.RegionQuota;
 import io.lastunit.api.inventory.v1.ReleaseRequest;
 import io.lastunit.api.inventory.v1.ReleaseResponse;
-import io.lastunit.api.inventory.v1.ReserveOutcome;
 import io.lastunit.api.inventory.v1.ReserveRequest;
 import io.lastunit.api.inventory.v1.ReserveResponse;
 import io.lastunit.api.inventory.v1.RestockRequest;
@@ -29,80 +28,36 @@ import io.lastunit.common.HoldId;
 import io.lastunit.common.Reason;
 import io.lastunit.common.RequestValidator;
 import io.lastunit.common.topology.Topology;
-import io.lastunit.router.auth.AuthInterceptor;
-import io.lastunit.router.auth.Authenticator;
+import io.lastunit.router.auth.Authorization;
+import io.lastunit.router.reserve.ReservePipeline;
 import io.lastunit.router.route.CreateItemFanOut;
-import io.lastunit.router.route.ReserveBatcher;
-import io.lastunit.router.route.ReserveFlow;
 import io.lastunit.router.route.Router;
-import io.lastunit.router.shed.BuyerRateLimiter;
-import io.lastunit.router.shed.InFlightLimiter;
-import io.lastunit.router.shed.RecentKeys;
-import io.lastunit.router.shed.SoldOutCache;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Supplier;
 
 /**
- * The public InventoryService as the router serves it: validate every field, authorize the
- * tenant, shed what can be answered here (a recent SOLD_OUT, a buyer over its rate, an item with
- * too many calls in flight), then route to the owning shard (Reserves in batches, through
- * {@link ReserveBatcher}). Items sold in several regions: a
- * Reserve goes through {@link ReserveFlow} (a dry region pulls stock through the balancer; a
- * collapsed item's FORWARDED is followed home by {@link Router#callFollowingForward}); a
- * CreateItem with region quotas goes to every quota region ({@link CreateItemFanOut}). Handlers
- * never block. Thread-safe.
+ * The public InventoryService as the router serves it, an adapter only: it validates every field
+ * ({@link RequestValidator}, and the regions against the tenant's cell), authorizes the caller
+ * ({@link Authorization}), hands the call on and maps the answer or the {@link Failure} to the
+ * {@link StreamObserver}. A Reserve goes to the {@link ReservePipeline} (shedding, flow, routing,
+ * batching); every other call to its shard through {@link Router}, and a CreateItem with region
+ * quotas to every quota region ({@link CreateItemFanOut}). A Release or Restock tells the pipeline
+ * that stock is back ({@link ReservePipeline#stockReturned}). Handlers never block. Thread-safe.
  */
 public final class RouterInventoryService extends InventoryServiceGrpc.InventoryServiceImplBase {
     private final RequestValidator validator;
     private final Router router;
-    private final ReserveFlow reserveFlow;
-    private final ReserveBatcher batcher;
     private final Supplier<Topology> topology;
-    private final SoldOutCache soldOut;
-    private final BuyerRateLimiter buyers;
-    private final InFlightLimiter inFlight;
-    private final RecentKeys recentKeys;
-    /** Reserve calls answered by the router itself (sold-out cache, rate limit, in-flight cap). */
-    private final AtomicLong shed = new AtomicLong();
+    private final ReservePipeline reserves;
 
     /** @param topology the current topology ({@code TopologyCache::current}); may throw {@link Failure} */
-    public RouterInventoryService(RequestValidator validator, Router router, ReserveFlow reserveFlow,
-                                  ReserveBatcher batcher, Supplier<Topology> topology, SoldOutCache soldOut,
-                                  BuyerRateLimiter buyers,
-                                  InFlightLimiter inFlight, RecentKeys recentKeys) {
+    public RouterInventoryService(RequestValidator validator, Router router, Supplier<Topology> topology,
+                                  ReservePipeline reserves) {
         this.validator = validator;
         this.router = router;
-        this.reserveFlow = reserveFlow;
-        this.batcher = batcher;
         this.topology = topology;
-        this.soldOut = soldOut;
-        this.buyers = buyers;
-        this.inFlight = inFlight;
-        this.recentKeys = recentKeys;
-    }
-
-    public long shedCount() {
-        return shed.get();
-    }
-
-    private static Authenticator.Principal principal() {
-        Authenticator.Principal p = AuthInterceptor.PRINCIPAL.get();
-        if (p == null) {
-            throw Failure.of(Reason.UNAUTHENTICATED, "no principal on the call");
-        }
-        return p;
-    }
-
-    private static void authorize(String tenant, boolean adminCall) {
-        Authenticator.Principal p = principal();
-        if (!p.mayUse(tenant)) {
-            throw Failure.of(Reason.PERMISSION_DENIED, "caller " + p.name() + " may not use tenant " + tenant);
-        }
-        if (adminCall && !p.admin()) {
-            throw Failure.of(Reason.PERMISSION_DENIED, "caller " + p.name() + " lacks the admin role");
-        }
+        this.reserves = reserves;
     }
 
     /** The requested region, or the tenant's cell's only region when none is given. */
@@ -180,77 +135,18 @@ public final class RouterInventoryService extends InventoryServiceGrpc.Inventory
             if (!r.getOriginRegion().isEmpty()) {
                 throw Failure.invalid("origin_region", "is set by routers only; leave it empty");
             }
-            authorize(r.getTenantId(), false);
-            String key = SoldOutCache.key(r.getTenantId(), r.getItemId(), r.getRegion());
-            SoldOutCache.Verdict cached = soldOut.check(key);
-            // A key this router already sent on may have a hold: let the shard answer it.
-            if (cached == SoldOutCache.Verdict.SOLD_OUT
-                    && !recentKeys.seen(r.getTenantId(), r.getItemId(), r.getIdempotencyKey())) {
-                shed.incrementAndGet();
-                out.onNext(ReserveResponse.newBuilder().setOutcome(ReserveOutcome.SOLD_OUT).build());
-                out.onCompleted();
-                return;
-            }
-            boolean probe = cached == SoldOutCache.Verdict.PROBE;
-            try {
-                send(r, key, probe, out);
-            } catch (RuntimeException notSent) {
-                if (probe) {
-                    soldOut.forget(key); // the probe was not sent: the next Reserve asks the shard
-                }
-                throw notSent;
-            }
+            Authorization.check(r.getTenantId(), false);
+            reply(reserves.reserve(r, Context.current()), out);
         } catch (Failure f) {
             out.onError(GrpcErrors.toStatus(f));
         }
-    }
-
-    /**
-     * Sheds by the buyer's rate and the item's calls in flight, else sends {@code r} to its shard
-     * and answers {@code out} from there. A {@code probe} of the sold-out cache renews the entry
-     * with a final SOLD_OUT and clears it with any other answer.
-     */
-    private void send(ReserveRequest r, String key, boolean probe, StreamObserver<ReserveResponse> out) {
-        if (!buyers.tryAcquire(r.getTenantId(), r.getBuyerId())) {
-            shed.incrementAndGet();
-            throw Failure.retryable(Reason.RATE_LIMITED, "buyer " + r.getBuyerId() + " of tenant "
-                    + r.getTenantId() + " is over its request rate", Duration.ofMillis(100));
-        }
-        if (!inFlight.tryAcquire(key)) {
-            shed.incrementAndGet();
-            throw Failure.retryable(Reason.ITEM_BUSY, "too many requests in flight for item " + r.getItemId(),
-                    Duration.ofMillis(50));
-        }
-        Context ctx = Context.current();
-        // Never throws: ReserveFlow turns a failed shard call into a failed future.
-        CompletableFuture<ReserveFlow.Answer> f = reserveFlow.reserve(r, router.deadline(ctx),
-                (req, deadline) -> router.callFollowingForward(ctx, deadline, req.getTenantId(), req.getItemId(),
-                        req.getRegion(),
-                        (region, ch, o) -> batcher.reserve(ch, ReserveFlow.sentTo(req, region), o.getDeadline())));
-        // The bookkeeping runs before the reply is sent (the reply depends on it).
-        reply(f.whenComplete((answer, err) -> {
-            inFlight.release(key);
-            ReserveResponse resp = answer == null ? null : answer.response();
-            if (resp == null || resp.getOutcome() == ReserveOutcome.RESERVED) {
-                recentKeys.remember(r.getTenantId(), r.getItemId(), r.getIdempotencyKey()); // placed, or outcome unknown
-            } else if (answer.soldOutFinal() && r.getQuantity() == 1) {
-                // Only a one-unit SOLD_OUT proves nothing is left; a larger request may fail
-                // while a smaller one would still succeed, so it is not cached. Nor is a
-                // SOLD_OUT of a region that stayed dry while another may still have stock.
-                soldOut.markSoldOut(key);
-                return;
-            }
-            if (probe) {
-                soldOut.forget(key); // the probe did not prove the item still sold out
-            }
-        }).thenApply(ReserveFlow.Answer::response), out);
     }
 
     @Override
     public void createItem(CreateItemRequest r, StreamObserver<CreateItemResponse> out) {
         try {
             validator.createItem(r);
-            authorize(r.getTenantId(), true);
+            Authorization.check(r.getTenantId(), true);
             checkQuotaRegions(r);
             Context ctx = Context.current();
             Deadline deadline = router.deadline(ctx);
@@ -265,12 +161,11 @@ public final class RouterInventoryService extends InventoryServiceGrpc.Inventory
     public void restock(RestockRequest r, StreamObserver<RestockResponse> out) {
         try {
             validator.restock(r);
-            authorize(r.getTenantId(), true);
+            Authorization.check(r.getTenantId(), true);
             String region = regionOr(r.getTenantId(), r.getRegion());
             CompletableFuture<RestockResponse> f = router.call(r.getTenantId(), r.getItemId(), region, true,
                     (ch, o) -> stub(ch, o).restock(r));
-            reply(f.whenComplete((v, err) -> soldOut.forget(SoldOutCache.key(r.getTenantId(), r.getItemId(), region))),
-                    out);
+            reply(f.whenComplete((v, err) -> reserves.stockReturned(r.getTenantId(), r.getItemId(), region)), out);
         } catch (Failure f) {
             out.onError(GrpcErrors.toStatus(f));
         }
@@ -280,7 +175,7 @@ public final class RouterInventoryService extends InventoryServiceGrpc.Inventory
     public void getStock(GetStockRequest r, StreamObserver<GetStockResponse> out) {
         try {
             validator.getStock(r);
-            authorize(r.getTenantId(), false);
+            Authorization.check(r.getTenantId(), false);
             String region = regionOr(r.getTenantId(), r.getRegion());
             reply(router.call(r.getTenantId(), r.getItemId(), region, true, (ch, o) -> stub(ch, o).getStock(r)), out);
         } catch (Failure f) {
@@ -290,7 +185,7 @@ public final class RouterInventoryService extends InventoryServiceGrpc.Inventory
 
     private HoldId hold(String holdId) {
         HoldId id = validator.holdId(holdId);
-        authorize(id.tenantId(), false);
+        Authorization.check(id.tenantId(), false);
         return id;
     }
 
@@ -322,8 +217,7 @@ public final class RouterInventoryService extends InventoryServiceGrpc.Inventory
             CompletableFuture<ReleaseResponse> f = router.call(id.tenantId(), id.itemId(), id.region(), true,
                     (ch, o) -> stub(ch, o).release(r));
             // A released unit is for sale again: forget the cached SOLD_OUT before replying.
-            reply(f.whenComplete((v, err) -> soldOut.forget(SoldOutCache.key(id.tenantId(), id.itemId(),
-                    id.region()))), out);
+            reply(f.whenComplete((v, err) -> reserves.stockReturned(id.tenantId(), id.itemId(), id.region())), out);
         } catch (Failure f) {
             out.onError(GrpcErrors.toStatus(f));
         }

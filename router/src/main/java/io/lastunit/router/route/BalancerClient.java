@@ -32,8 +32,8 @@ import org.slf4j.LoggerFactory;
  * {@code {namespace}/balancer/endpoint}, an ephemeral znode; this class watches it with a
  * single-node {@link CuratorCache} and keeps one channel to the address it holds: a new address
  * gets a new channel (the old one is shut down gracefully, so pulls in flight finish), a removed
- * or unreadable one leaves none. Channels are dialled as {@link ShardChannels} dials shard nodes:
- * TLS trusting the same CA when one is configured, plaintext otherwise.
+ * or unreadable one leaves none. Channels are dialled as the router dials shard nodes
+ * ({@link Router#dial}): TLS trusting the same CA when one is configured, plaintext otherwise.
  *
  * <p>{@link #pull} completes with the leader's answer or fails with {@link Failure} of reason
  * BALANCER_UNAVAILABLE (UNAVAILABLE, with a retry hint) — no endpoint known, no answer before the
@@ -74,7 +74,7 @@ public final class BalancerClient implements AutoCloseable {
      * @param trustCertificate the CA of {@code shard-trust-certificate}, or null for plaintext
      */
     public BalancerClient(CuratorFramework client, String namespace, File trustCertificate) {
-        this(client, namespace, address -> ShardChannels.open(address, trustCertificate));
+        this(client, namespace, Router.dial(trustCertificate)::open);
     }
 
     BalancerClient(CuratorFramework client, String namespace, Function<String, ManagedChannel> open) {

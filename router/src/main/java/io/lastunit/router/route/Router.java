@@ -15,7 +15,9 @@ import io.lastunit.api.topology.v1.TenantState;
 import io.lastunit.common.Failure;
 import io.lastunit.common.GrpcErrors;
 import io.lastunit.common.Reason;
+import io.lastunit.common.channel.ShardChannels;
 import io.lastunit.common.topology.Topology;
+import java.io.File;
 import java.time.Duration;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
@@ -57,6 +59,8 @@ public final class Router {
 
     /** ErrorInfo metadata of FORWARDED: the region the item collapsed to. */
     public static final String HOME_REGION = "home_region";
+    /** Largest reply the router accepts from a shard node or the balancer. */
+    static final int REPLY_BYTES_MAX = 4 << 20;
 
     private final Supplier<Topology> topology;
     private final ShardChannels channels;
@@ -77,6 +81,18 @@ public final class Router {
         this.attemptsMax = attemptsMax;
         this.backoffBase = backoffBase;
         this.defaultDeadline = defaultDeadline;
+    }
+
+    /**
+     * How the router dials shard nodes and the balancer leader ({@code trustCertificate}: the CA of
+     * {@code shard-trust-certificate}, or null for plaintext). Replies are handled without blocking
+     * (completing futures, answering the caller), so they run on the transport thread that read
+     * them: no hand-off per call. The router retries with its own bounds ({@code attempts-max}), so
+     * gRPC's transparent retry is off: it would wrap every call in a buffering RetriableStream for
+     * nothing.
+     */
+    public static ShardChannels.Dial dial(File trustCertificate) {
+        return new ShardChannels.Dial(trustCertificate, REPLY_BYTES_MAX, true, false);
     }
 
     /** Which shard owns (tenant, item, region) now; fails with the reason a call would fail with. */

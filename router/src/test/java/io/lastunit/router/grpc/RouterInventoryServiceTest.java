@@ -44,10 +44,11 @@ import io.lastunit.common.topology.Topology;
 import io.lastunit.common.topology.Versioned;
 import io.lastunit.router.auth.AuthInterceptor;
 import io.lastunit.router.auth.Authenticator;
+import io.lastunit.router.reserve.ReservePipeline;
 import io.lastunit.router.route.ReserveBatcher;
 import io.lastunit.router.route.ReserveFlow;
 import io.lastunit.router.route.Router;
-import io.lastunit.router.route.ShardChannels;
+import io.lastunit.common.channel.ShardChannels;
 import io.lastunit.router.shed.BuyerRateLimiter;
 import io.lastunit.router.shed.InFlightLimiter;
 import io.lastunit.router.shed.RecentKeys;
@@ -73,10 +74,11 @@ import org.junit.jupiter.api.Test;
 
 /**
  * The router's Reserve and CreateItem for items sold in several regions, through the real
- * RouterInventoryService, Router and ReserveFlow over grpc-java's in-process transport (no
- * sockets): fake shard nodes answer from a script per region, a fake balancer from its own. The
- * topology is a fixed snapshot: cell {@code shared} serving eu (home) and us, one live shard each;
- * and cell {@code solo} serving eu alone, one live shard, with tenant {@value #SOLO} placed in it.
+ * RouterInventoryService, ReservePipeline, Router and ReserveFlow over grpc-java's in-process
+ * transport (no sockets): fake shard nodes answer from a script per region, a fake balancer from
+ * its own. The topology is a fixed snapshot: cell {@code shared} serving eu (home) and us, one live
+ * shard each; and cell {@code solo} serving eu alone, one live shard, with tenant {@value #SOLO}
+ * placed in it.
  */
 class RouterInventoryServiceTest {
     static final Authenticator.Principal ADMIN = new Authenticator.Principal("ops", Set.of("*"), true);
@@ -109,6 +111,7 @@ class RouterInventoryServiceTest {
     double buyerRate = 1_000;
     int buyerBurst = 1_000;
     RouterInventoryService service;
+    ReservePipeline pipeline;
     InventoryServiceGrpc.InventoryServiceBlockingStub client;
     InventoryServiceGrpc.InventoryServiceFutureStub asyncClient;
 
@@ -209,10 +212,11 @@ class RouterInventoryServiceTest {
         // answered UNIMPLEMENTED and it sends them unary Reserves from then on.
         ReserveBatcher batcher = new ReserveBatcher(16, 1_000, 4);
         closeLast.add(batcher);
-        service = new RouterInventoryService(new RequestValidator(Limits.defaults(Set.of("eu", "us", "ap"))), router,
-                flow, batcher, () -> topology, new SoldOutCache(SOLD_OUT_TTL, 1_000, clock::get),
+        pipeline = new ReservePipeline(new ReservePipeline.Shedding(new SoldOutCache(SOLD_OUT_TTL, 1_000, clock::get),
                 new BuyerRateLimiter(buyerRate, buyerBurst, 1_000, limiterClock::get), new InFlightLimiter(100),
-                new RecentKeys(TimeUnit.MINUTES.toNanos(10), 1_000, limiterClock::get));
+                new RecentKeys(TimeUnit.MINUTES.toNanos(10), 1_000, limiterClock::get)), flow, router, batcher);
+        service = new RouterInventoryService(new RequestValidator(Limits.defaults(Set.of("eu", "us", "ap"))), router,
+                () -> topology, pipeline);
 
         String name = "router-" + suffix;
         Server server = InProcessServerBuilder.forName(name).directExecutor()
@@ -395,7 +399,7 @@ class RouterInventoryServiceTest {
         assertThat(client.reserve(soloReserve("k3")).getOutcome()).isEqualTo(ReserveOutcome.SOLD_OUT);
 
         assertThat(solo.reserves).containsExactly(soloReserve("k1").toBuilder().setRegion("eu").build());
-        assertThat(service.shedCount()).isEqualTo(2);
+        assertThat(pipeline.shedCount()).isEqualTo(2);
     }
 
     @Test
@@ -454,7 +458,7 @@ class RouterInventoryServiceTest {
         assertThat(first.getRegionDry()).isFalse();
         assertThat(second).isEqualTo(SOLD_OUT);
         assertThat(us.reserves).as("the second is answered from the sold-out cache").hasSize(1);
-        assertThat(service.shedCount()).isEqualTo(1);
+        assertThat(pipeline.shedCount()).isEqualTo(1);
     }
 
     @Test
@@ -483,7 +487,7 @@ class RouterInventoryServiceTest {
         assertThat(client.reserve(reserve("k5"))).isEqualTo(SOLD_OUT);
         assertThat(us.reserves).as("the probe's SOLD_OUT renewed the entry").hasSize(2);
         assertThat(pulls).hasSize(2);
-        assertThat(service.shedCount()).isEqualTo(3);
+        assertThat(pipeline.shedCount()).isEqualTo(3);
     }
 
     @Test
@@ -500,7 +504,7 @@ class RouterInventoryServiceTest {
         assertThat(probe.getOutcome()).isEqualTo(ReserveOutcome.RESERVED);
         assertThat(next).isEqualTo(SOLD_OUT);
         assertThat(us.reserves).as("k3 asked the shard: the probe's answer cleared the entry").hasSize(3);
-        assertThat(service.shedCount()).isZero();
+        assertThat(pipeline.shedCount()).isZero();
     }
 
     @Test
@@ -535,7 +539,7 @@ class RouterInventoryServiceTest {
         assertThat(pulls).hasSize(PULLS_MAX);
         assertThat(second).isEqualTo(reserved("us"));
         assertThat(us.reserves).hasSize(PULLS_MAX + 2);
-        assertThat(service.shedCount()).isZero();
+        assertThat(pipeline.shedCount()).isZero();
     }
 
     @Test

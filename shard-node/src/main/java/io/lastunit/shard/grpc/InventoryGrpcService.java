@@ -18,7 +18,6 @@ import io.lastunit.api.inventory.v1.ReserveRequest;
 import io.lastunit.api.inventory.v1.ReserveResponse;
 import io.lastunit.api.inventory.v1.RestockRequest;
 import io.lastunit.api.inventory.v1.RestockResponse;
-import io.lastunit.api.shard.v1.ClaimKeyRequest;
 import io.lastunit.common.Failure;
 import io.lastunit.common.HoldId;
 import io.lastunit.common.Reason;
@@ -116,29 +115,12 @@ public final class InventoryGrpcService extends InventoryServiceGrpc.InventorySe
         }
     }
 
-    /**
-     * One Reserve as this service decides it, alone or as an entry of a
-     * {@link ShardGrpcService#reserveBatch ReserveBatch}: validated, placement-checked and handed
-     * to its lane. Throws the {@link Failure} of a request refused at the edge; never blocks.
-     */
-    public CompletableFuture<ReserveResponse> submitReserve(ReserveRequest request) {
+    /** Validated, placement-checked and handed to its lane; throws the {@link Failure} of a refusal at the edge. */
+    private CompletableFuture<ReserveResponse> submitReserve(ReserveRequest request) {
         calls.incrementAndGet();
         validator.reserve(request);
         placement.check(request.getTenantId(), request.getItemId(), request.getRegion());
         return engine.reserve(request);
-    }
-
-    /**
-     * One ShardService.ClaimKey as this shard decides it: validated, placement-checked for the
-     * item's home region (this shard must be the item's home) and handed to the lane of the bucket
-     * the key would be placed in. Throws the {@link Failure} of a request refused at the edge.
-     */
-    public CompletableFuture<ReserveResponse> submitClaim(ClaimKeyRequest request) {
-        calls.incrementAndGet();
-        validator.claimKey(request);
-        ReserveRequest r = request.getRequest();
-        placement.check(r.getTenantId(), r.getItemId(), request.getHomeRegion());
-        return engine.claimKey(r, request.getHomeRegion());
     }
 
     @Override

@@ -37,7 +37,7 @@ import io.lastunit.shard.transfer.TransferStore;
 import java.util.Arrays;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.function.Function;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -62,42 +62,64 @@ public final class ShardGrpcService extends ShardServiceGrpc.ShardServiceImplBas
     private final ReadPool reads;
     private final String shardId;
     private final LaneEngine engine;
+    private final PlacementGuard placement;
     private final Supplier<String> region;
     private final TransferStore transfers = new TransferStore();
-    private final Function<ReserveRequest, CompletableFuture<ReserveResponse>> reserve;
-    private final Function<ClaimKeyRequest, CompletableFuture<ReserveResponse>> claim;
+    private final AtomicLong calls = new AtomicLong();
 
-    /**
-     * @param reserve decides one Reserve as the public API would ({@link InventoryGrpcService#submitReserve}):
-     *                the entries of a ReserveBatch go through it
-     * @param claim   decides one ClaimKey ({@link InventoryGrpcService#submitClaim})
-     */
+    /** @param region the region this shard serves now */
     public ShardGrpcService(RequestValidator validator, InvariantChecker checker, ReadPool reads, String shardId,
-                            LaneEngine engine, Supplier<String> region,
-                            Function<ReserveRequest, CompletableFuture<ReserveResponse>> reserve,
-                            Function<ClaimKeyRequest, CompletableFuture<ReserveResponse>> claim) {
+                            LaneEngine engine, PlacementGuard placement, Supplier<String> region) {
         this.validator = validator;
         this.checker = checker;
         this.reads = reads;
         this.shardId = shardId;
         this.engine = engine;
+        this.placement = placement;
         this.region = region;
-        this.reserve = reserve;
-        this.claim = claim;
+    }
+
+    /** ReserveBatch entries and ClaimKeys received, answered or refused: public API calls made for the routers. */
+    public long calls() {
+        return calls.get();
+    }
+
+    /**
+     * One entry of a ReserveBatch, decided as the same Reserve sent alone to InventoryService:
+     * validated, placement-checked and handed to its bucket's lane. Throws the {@link Failure} of
+     * a request refused at the edge; never blocks.
+     */
+    private CompletableFuture<ReserveResponse> reserve(ReserveRequest request) {
+        calls.incrementAndGet();
+        validator.reserve(request);
+        placement.check(request.getTenantId(), request.getItemId(), request.getRegion());
+        return engine.reserve(request);
+    }
+
+    /**
+     * One ClaimKey: validated, placement-checked for the item's home region (this shard must be
+     * the item's home) and handed to the lane of the bucket the key would be placed in.
+     */
+    private CompletableFuture<ReserveResponse> claim(ClaimKeyRequest request) {
+        calls.incrementAndGet();
+        validator.claimKey(request);
+        ReserveRequest r = request.getRequest();
+        placement.check(r.getTenantId(), r.getItemId(), request.getHomeRegion());
+        return engine.claimKey(r, request.getHomeRegion());
     }
 
     /** Records a key's use by another region of the item at its home (see the proto). Never blocks. */
     @Override
     public void claimKey(ClaimKeyRequest request, StreamObserver<ClaimKeyResponse> out) {
         try {
-            Replies.send(claim.apply(request), r -> ClaimKeyResponse.newBuilder().setClaim(r.getHold()).build(), out);
+            Replies.send(claim(request), r -> ClaimKeyResponse.newBuilder().setClaim(r.getHold()).build(), out);
         } catch (Failure f) {
             Replies.fail(f, out);
         }
     }
 
     /**
-     * Each entry goes through {@code reserve} on its own (a refused entry fails its slot only);
+     * Each entry is decided on its own ({@link #reserve}; a refused entry fails its slot only);
      * the thread that completes the last entry (a lane's replier) sends the reply. Never blocks.
      */
     @Override
@@ -115,7 +137,7 @@ public final class ShardGrpcService extends ShardServiceGrpc.ShardServiceImplBas
             int slot = i;
             CompletableFuture<ReserveResponse> f;
             try {
-                f = reserve.apply(request.getRequests(i));
+                f = reserve(request.getRequests(i));
             } catch (RuntimeException e) {
                 f = CompletableFuture.failedFuture(e);
             }
