@@ -12,6 +12,7 @@ import io.lastunit.router.route.ReserveFlow;
 import io.lastunit.router.route.Router;
 import io.lastunit.router.shed.BuyerRateLimiter;
 import io.lastunit.router.shed.InFlightLimiter;
+import io.lastunit.router.shed.ItemKey;
 import io.lastunit.router.shed.RecentKeys;
 import io.lastunit.router.shed.SoldOutCache;
 import java.time.Duration;
@@ -86,7 +87,7 @@ public final class ReservePipeline {
      * under the caller's deadline or the router's default one.
      */
     public CompletableFuture<ReserveResponse> reserve(ReserveRequest r, Context ctx) {
-        String key = SoldOutCache.key(r.getTenantId(), r.getItemId(), r.getRegion());
+        ItemKey key = SoldOutCache.key(r.getTenantId(), r.getItemId(), r.getRegion());
         SoldOutCache.Verdict cached = soldOut.check(key);
         if (cached == SoldOutCache.Verdict.SOLD_OUT
                 && !recentKeys.seen(r.getTenantId(), r.getItemId(), r.getIdempotencyKey())) {
@@ -109,7 +110,7 @@ public final class ReservePipeline {
     }
 
     /** Refuses {@code r} by the buyer's rate, then by the item's calls in flight; null takes a slot. */
-    private Failure admit(ReserveRequest r, String key) {
+    private Failure admit(ReserveRequest r, ItemKey key) {
         if (!buyers.tryAcquire(r.getTenantId(), r.getBuyerId())) {
             shed.incrementAndGet();
             return Failure.retryable(Reason.RATE_LIMITED, "buyer " + r.getBuyerId() + " of tenant "
@@ -134,7 +135,7 @@ public final class ReservePipeline {
     }
 
     /** The sold-out rule of the class comment, on {@code answer} (null: the Reserve failed). */
-    private void settle(ReserveRequest r, String key, boolean probe, ReserveFlow.Answer answer) {
+    private void settle(ReserveRequest r, ItemKey key, boolean probe, ReserveFlow.Answer answer) {
         inFlight.release(key);
         ReserveResponse response = answer == null ? null : answer.response();
         if (response == null || response.getOutcome() == ReserveOutcome.RESERVED) {

@@ -10,7 +10,7 @@ import java.util.concurrent.atomic.AtomicInteger;
  * in flight. Thread-safe.
  */
 public final class InFlightLimiter {
-    private final ConcurrentHashMap<String, AtomicInteger> inFlight = new ConcurrentHashMap<>();
+    private final ConcurrentHashMap<ItemKey, AtomicInteger> inFlight = new ConcurrentHashMap<>();
     private final int perItemMax;
 
     public InFlightLimiter(int perItemMax) {
@@ -20,7 +20,7 @@ public final class InFlightLimiter {
         this.perItemMax = perItemMax;
     }
 
-    public boolean tryAcquire(String itemKey) {
+    public boolean tryAcquire(ItemKey itemKey) {
         boolean[] ok = {false};
         inFlight.compute(itemKey, (k, n) -> {
             AtomicInteger c = n == null ? new AtomicInteger() : n;
@@ -33,11 +33,11 @@ public final class InFlightLimiter {
         return ok[0];
     }
 
-    public void release(String itemKey) {
+    public void release(ItemKey itemKey) {
         inFlight.computeIfPresent(itemKey, (k, c) -> c.decrementAndGet() <= 0 ? null : c);
     }
 
-    public int inFlight(String itemKey) {
+    public int inFlight(ItemKey itemKey) {
         AtomicInteger c = inFlight.get(itemKey);
         return c == null ? 0 : c.get();
     }

@@ -46,7 +46,7 @@ public final class SoldOutCache {
     private record Entry(long until, boolean probing) {
     }
 
-    private final ConcurrentHashMap<String, Entry> entries = new ConcurrentHashMap<>();
+    private final ConcurrentHashMap<ItemKey, Entry> entries = new ConcurrentHashMap<>();
     private final long ttlNanos;
     private final int entriesMax;
     private final LongSupplier nanoClock;
@@ -60,12 +60,12 @@ public final class SoldOutCache {
         this.nanoClock = nanoClock;
     }
 
-    public static String key(String tenant, String item, String region) {
-        return tenant + '\0' + item + '\0' + region;
+    public static ItemKey key(String tenant, String item, String region) {
+        return new ItemKey(tenant, item, region);
     }
 
     /** What to do with a Reserve of {@code key} now (see the class comment). */
-    public Verdict check(String key) {
+    public Verdict check(ItemKey key) {
         while (true) {
             Entry e = entries.get(key);
             if (e == null) {
@@ -93,7 +93,7 @@ public final class SoldOutCache {
      * Whether a Reserve of {@code key} would be answered SOLD_OUT here now, without taking the
      * probe ({@link #check} is what the router asks). For tests.
      */
-    boolean isSoldOut(String key) {
+    boolean isSoldOut(ItemKey key) {
         Entry e = entries.get(key);
         if (e == null) {
             return false;
@@ -102,7 +102,7 @@ public final class SoldOutCache {
         return e.until - now > 0 || (e.probing && now - e.until < ttlNanos);
     }
 
-    public void markSoldOut(String key) {
+    public void markSoldOut(ItemKey key) {
         if (ttlNanos == 0) {
             return;
         }
@@ -116,7 +116,7 @@ public final class SoldOutCache {
         entries.put(key, new Entry(nanoClock.getAsLong() + ttlNanos, false));
     }
 
-    public void forget(String key) {
+    public void forget(ItemKey key) {
         entries.remove(key);
     }
 

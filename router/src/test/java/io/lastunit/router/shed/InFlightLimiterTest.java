@@ -21,8 +21,8 @@ import org.junit.jupiter.params.provider.ValueSource;
 
 class InFlightLimiterTest {
 
-    static final String ITEM = "tenant-1\0sku-1\0eu";
-    static final String OTHER = "tenant-1\0sku-2\0eu";
+    static final ItemKey ITEM = new ItemKey("tenant-1", "sku-1", "eu");
+    static final ItemKey OTHER = new ItemKey("tenant-1", "sku-2", "eu");
 
     /** The limiter's private map, to check that idle items leave no entry behind. */
     static Map<?, ?> entries(InFlightLimiter l) {
@@ -113,7 +113,7 @@ class InFlightLimiterTest {
         assertThat(l.tryAcquire(OTHER)).isFalse();
         assertThat(l.inFlight(ITEM)).isEqualTo(2);
         assertThat(l.inFlight(OTHER)).isEqualTo(2);
-        assertThat(l.inFlight("never-seen")).isZero();
+        assertThat(l.inFlight(new ItemKey("tenant-1", "never-seen", "eu"))).isZero();
 
         l.release(OTHER);
         assertThat(l.inFlight(OTHER)).isEqualTo(1);
@@ -236,7 +236,7 @@ class InFlightLimiterTest {
             CountDownLatch go = new CountDownLatch(1);
             List<Future<?>> results = new ArrayList<>();
             for (int t = 0; t < threads; t++) {
-                String item = t % 2 == 0 ? ITEM : OTHER;
+                ItemKey item = t % 2 == 0 ? ITEM : OTHER;
                 results.add(pool.submit(() -> {
                     go.await();
                     for (int i = 0; i < 2000; i++) {

@@ -23,10 +23,10 @@ class SoldOutCacheTest {
         return new SoldOutCache(ttl, max, now::get);
     }
 
-    static final String A = SoldOutCache.key("tenant-1", "sku-1", "eu");
-    static final String B = SoldOutCache.key("tenant-1", "sku-2", "eu");
-    static final String C = SoldOutCache.key("tenant-1", "sku-3", "eu");
-    static final String D = SoldOutCache.key("tenant-1", "sku-4", "eu");
+    static final ItemKey A = SoldOutCache.key("tenant-1", "sku-1", "eu");
+    static final ItemKey B = SoldOutCache.key("tenant-1", "sku-2", "eu");
+    static final ItemKey C = SoldOutCache.key("tenant-1", "sku-3", "eu");
+    static final ItemKey D = SoldOutCache.key("tenant-1", "sku-4", "eu");
 
     @Test
     void unknownKeyIsNotSoldOut() {
@@ -302,14 +302,14 @@ class SoldOutCacheTest {
 
     @Test
     void keysDifferPerTenantItemAndRegion() {
-        String base = SoldOutCache.key("t1", "sku", "eu");
-        assertThat(base).isEqualTo("t1\0sku\0eu");
+        ItemKey base = SoldOutCache.key("t1", "sku", "eu");
+        assertThat(base).isEqualTo(new ItemKey("t1", "sku", "eu"));
         assertThat(SoldOutCache.key("t1", "sku", "eu")).isEqualTo(base);
         assertThat(SoldOutCache.key("t2", "sku", "eu")).isNotEqualTo(base);
         assertThat(SoldOutCache.key("t1", "sku2", "eu")).isNotEqualTo(base);
         assertThat(SoldOutCache.key("t1", "sku", "us")).isNotEqualTo(base);
         assertThat(SoldOutCache.key("t1", "sku", "")).isNotEqualTo(base);
-        // the separator keeps boundaries apart
+        // the parts stay apart
         assertThat(SoldOutCache.key("ab", "c", "d")).isNotEqualTo(SoldOutCache.key("a", "bc", "d"));
         assertThat(SoldOutCache.key("a", "bc", "d")).isNotEqualTo(SoldOutCache.key("a", "b", "cd"));
 

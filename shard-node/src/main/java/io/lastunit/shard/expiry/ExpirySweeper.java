@@ -1,5 +1,6 @@
 package io.lastunit.shard.expiry;
 
+import io.lastunit.shard.lane.BucketKey;
 import io.lastunit.shard.lane.LaneEngine;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -33,7 +34,7 @@ public final class ExpirySweeper implements AutoCloseable {
     private final LaneEngine engine;
     private final Duration interval;
     private final int bucketsPerTickMax;
-    private final Map<String, CompletableFuture<Integer>> inFlight = new ConcurrentHashMap<>();
+    private final Map<BucketKey, CompletableFuture<Integer>> inFlight = new ConcurrentHashMap<>();
     private final ScheduledExecutorService scheduler = Executors.newSingleThreadScheduledExecutor(r -> {
         Thread t = new Thread(r, "expiry-sweeper");
         t.setDaemon(true);
@@ -82,7 +83,7 @@ public final class ExpirySweeper implements AutoCloseable {
                     String tenant = rs.getString(1);
                     String item = rs.getString(2);
                     int bucket = rs.getInt(3);
-                    String key = tenant + '\0' + item + '\0' + bucket;
+                    BucketKey key = new BucketKey(tenant, item, bucket);
                     CompletableFuture<Integer> prev = inFlight.get(key);
                     if (prev != null && !prev.isDone()) {
                         continue;

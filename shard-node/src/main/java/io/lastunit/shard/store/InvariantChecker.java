@@ -3,6 +3,7 @@ package io.lastunit.shard.store;
 import io.lastunit.api.shard.v1.Drift;
 import io.lastunit.api.shard.v1.DriftKind;
 import io.lastunit.api.shard.v1.InvariantReport;
+import io.lastunit.shard.decide.Slot;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -50,7 +51,7 @@ public final class InvariantChecker {
         c.setTransactionIsolation(Connection.TRANSACTION_REPEATABLE_READ);
         c.setReadOnly(true);
         try {
-            Map<String, long[]> holdSums = holdSums(c, tenant, item, report);
+            Map<Slot, long[]> holdSums = holdSums(c, tenant, item, report);
             checkBuckets(c, tenant, item, holdSums, report);
             checkItems(c, tenant, item, report);
             checkUsage(c, tenant, item, report);
@@ -75,13 +76,13 @@ public final class InvariantChecker {
         ps.setString(from + 3, item);
     }
 
-    private static String key(String t, String i, int b) {
-        return t + '\0' + i + '\0' + b;
+    private static Slot key(String t, String i, int b) {
+        return new Slot(t, i, b);
     }
 
-    private Map<String, long[]> holdSums(Connection c, String tenant, String item, InvariantReport.Builder report)
+    private Map<Slot, long[]> holdSums(Connection c, String tenant, String item, InvariantReport.Builder report)
             throws SQLException {
-        Map<String, long[]> sums = new HashMap<>();
+        Map<Slot, long[]> sums = new HashMap<>();
         try (PreparedStatement ps = c.prepareStatement("SELECT tenant_id, item_id, bucket_no,"
                 + " coalesce(sum(qty) FILTER (WHERE state = 'HELD'), 0),"
                 + " coalesce(sum(qty) FILTER (WHERE state = 'SOLD'), 0), count(*) FROM holds"
@@ -99,7 +100,7 @@ public final class InvariantChecker {
         return sums;
     }
 
-    private void checkBuckets(Connection c, String tenant, String item, Map<String, long[]> holdSums,
+    private void checkBuckets(Connection c, String tenant, String item, Map<Slot, long[]> holdSums,
                               InvariantReport.Builder report) throws SQLException {
         try (PreparedStatement ps = c.prepareStatement("SELECT tenant_id, item_id, bucket_no, allotment, available,"
                 + " held, sold FROM buckets" + filter("", tenant, item))) {
