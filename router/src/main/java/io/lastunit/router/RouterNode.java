@@ -99,7 +99,7 @@ public final class RouterNode implements AutoCloseable {
         ReserveFlow reserveFlow = new ReserveFlow(balancer::pull, new KeyClaimer(router), config.pullWait(),
                 config.pullAttemptsMax());
         batcher = new ReserveBatcher(config.reserveBatchMax(), config.reserveQueueMax(),
-                config.reserveBatchesInFlightMax());
+                config.reserveBatchesInFlightMax(), config.reserveBatchHoldAbove());
         channels.onRemoved(batcher::forget);
         service = new RouterInventoryService(new RequestValidator(config.limits()), router, reserveFlow, batcher,
                 topology::current,
