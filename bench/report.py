@@ -22,7 +22,8 @@ def score(name):
     if len(data) != 1:
         sys.exit(f"{path}: expected one benchmark result, found {len(data)} (pin its @Params in bench/run)")
     m = data[0]["primaryMetric"]
-    return m["score"], m["scoreError"]
+    # JMH writes the error as the string "NaN" when it has one measured iteration (BENCH_QUICK).
+    return float(m["score"]), float(m["scoreError"])
 
 
 def machine_lines(log):
@@ -74,7 +75,7 @@ def load_json(sub):
 
 
 def fmt(v):
-    return f"{v:,.0f}"
+    return "?" if v != v else f"{v:,.0f}"
 
 
 BUCKETS = (1, 4, 16)
@@ -184,7 +185,7 @@ with open(out, "w") as f:
     for label, (sc, err), (opc, ms, rpc) in (("end to end (router), 64 callers", e2e_t64, e2e_t64_lanes),
                                              ("lane engine in process, 64 callers", engine_t64, engine_t64_lanes)):
         w(f"| {label} | {fmt(sc)} ± {fmt(err)} | {o(ceiling_after and sc / ceiling_after, '.2f')} | {o(opc, '.1f')} "
-          f"| {o(ms, '.2f')} | {o(rpc, '.1f')} |\n")
+          f"| {o(ms, '.2f')} | {o(rpc, '.1f') if label.startswith('end to end') else '—'} |\n")
     w(f"\nRaw ceiling right after the end-to-end run: "
       f"{'?' if raw_after is None else fmt(raw_after[0]) + ' ± ' + fmt(raw_after[1])} holds/s "
       f"(the suite's own, above: {fmt(raw_ceiling)}).\n\n")
