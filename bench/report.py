@@ -22,7 +22,8 @@ def score(name):
     if len(data) != 1:
         sys.exit(f"{path}: expected one benchmark result, found {len(data)} (pin its @Params in bench/run)")
     m = data[0]["primaryMetric"]
-    return m["score"], m["scoreError"]
+    # JMH writes the error as the string "NaN" when it has one measured iteration (BENCH_QUICK).
+    return float(m["score"]), float(m["scoreError"])
 
 
 def machine_lines(log):
@@ -38,6 +39,33 @@ def machine_lines(log):
     return values
 
 
+def lanes(name, phase="measurement"):
+    """The lane counters of a JMH log's measured iterations (LaneWindow's `[lanes]` lines), summed:
+    {commits, ops, write_ms, seconds, router_calls, router_reserves}, or None (a log from before them)."""
+    path = os.path.join(raw, name + ".log")
+    if not os.path.exists(path):
+        return None
+    total = {}
+    with open(path) as f:
+        for line in f:
+            i = line.find("[lanes] phase=" + phase + " ")
+            if i < 0:
+                continue
+            for k, v in re.findall(r"(\w+)=([\d.]+)", line[i:]):
+                if k in ("commits", "ops", "write_ms", "seconds", "router_calls", "router_reserves"):
+                    total[k] = total.get(k, 0.0) + float(v)
+    return total or None
+
+
+def per_commit(c):
+    """(operations per commit, ms decision to commit, Reserves per router call) of lanes() totals."""
+    if not c or not c.get("commits"):
+        return (None, None, None)
+    calls = c.get("router_calls")
+    return (c["ops"] / c["commits"], c["write_ms"] / c["commits"],
+            c["router_reserves"] / calls if calls else None)
+
+
 def load_json(sub):
     files = sorted(glob.glob(os.path.join(raw, sub, "*.json")))
     if not files:
@@ -47,7 +75,7 @@ def load_json(sub):
 
 
 def fmt(v):
-    return f"{v:,.0f}"
+    return "?" if v != v else f"{v:,.0f}"
 
 
 BUCKETS = (1, 4, 16)
@@ -67,6 +95,12 @@ for b in BUCKETS:
     e2e, e2e_err = score(f"e2e-items1-b{b}-p256")
     pipelined[b] = (engine, engine_err, e2e, e2e_err)
 raw_ceiling, raw_err = score("raw-ceiling-t4")
+# End to end at 64 callers, 1 bucket, beside the raw ceiling measured right after it (bench/run).
+e2e_t64 = score("e2e-items1-b1-t64")
+engine_t64 = score("engine-items1-b1-t64")
+raw_after = score("raw-ceiling-after-e2e-t64") if os.path.exists(os.path.join(raw, "raw-ceiling-after-e2e-t64.json")) else None
+e2e_t64_lanes = per_commit(lanes("e2e-items1-b1-t64"))
+engine_t64_lanes = per_commit(lanes("engine-items1-b1-t64"))
 soldout, soldout_err = score("soldout-t64")
 noop, noop_err = score("noop-t64")
 sale = machine_lines("flash-sale.log")
@@ -139,6 +173,22 @@ with open(out, "w") as f:
       f"{fmt(raw_ceiling)} ± {fmt(raw_err)} holds/s.\n\n")
     w("Buckets: every item of the scenario is created with that many escrow buckets (each on its own lane when\n")
     w("the shard has enough lanes; the shard runs its default 4 lanes). The baselines have no buckets.\n\n")
+    w("## End to end at 64 callers, 1 bucket, against the raw ceiling\n\n")
+    w("The hot item with 64 blocked callers, end to end and in process, beside the raw ceiling measured right\n"
+      "after the end-to-end run (`raw-ceiling-after-e2e-t64`). Per commit: the lanes' counters over the measured\n"
+      "iterations (the `[lanes]` lines of each log): a closed loop of 64 callers on one lane fills a commit with at\n"
+      "most about half of them (those answered by one commit come back while the next is already being written).\n\n")
+    w("| scenario | reservations/s | ÷ raw ceiling after it | operations per commit | ms decision to commit | Reserves per router call |\n"
+      "|---|---:|---:|---:|---:|---:|\n")
+    o = lambda v, spec: "?" if v is None else f"{v:{spec}}"
+    ceiling_after = raw_after[0] if raw_after else None
+    for label, (sc, err), (opc, ms, rpc) in (("end to end (router), 64 callers", e2e_t64, e2e_t64_lanes),
+                                             ("lane engine in process, 64 callers", engine_t64, engine_t64_lanes)):
+        w(f"| {label} | {fmt(sc)} ± {fmt(err)} | {o(ceiling_after and sc / ceiling_after, '.2f')} | {o(opc, '.1f')} "
+          f"| {o(ms, '.2f')} | {o(rpc, '.1f') if label.startswith('end to end') else '—'} |\n")
+    w(f"\nRaw ceiling right after the end-to-end run: "
+      f"{'?' if raw_after is None else fmt(raw_after[0]) + ' ± ' + fmt(raw_after[1])} holds/s "
+      f"(the suite's own, above: {fmt(raw_ceiling)}).\n\n")
     w("## The hot item with pipelined callers: 256 requests in flight from 4 threads\n\n")
     w("The same Reserves, but 4 JMH threads keep 64 requests in flight each (`-t 4 -p pipeline=64`): each\n")
     w("invocation waits for its oldest request and sends a new one, as an asynchronous client does. The\n")

@@ -38,6 +38,10 @@ import java.util.List;
  * @param reserveBatchMax       most Reserves sent to a shard in one ReserveBatch call, within [1, 1024];
  *                              1 sends each Reserve as its own call
  * @param reserveBatchesInFlightMax ReserveBatch calls in flight per shard; more Reserves wait for the next call
+ *                              once {@code reserveBatchHoldAbove} Reserves are in flight to it too
+ * @param reserveBatchHoldAbove Reserves in flight per shard below which a Reserve goes out at once, whatever
+ *                              the calls in flight: an answer comes at a lane's commit, so a Reserve that
+ *                              waited for one misses that lane's next batch (docs/routing.md)
  * @param reserveQueueMax       most Reserves waiting in the router to be sent to their shards
  */
 public record RouterConfig(
@@ -66,6 +70,7 @@ public record RouterConfig(
         int pullAttemptsMax,
         int reserveBatchMax,
         int reserveBatchesInFlightMax,
+        int reserveBatchHoldAbove,
         int reserveQueueMax) {
 
     /** Longest {@code pullWait}: a Reserve should not wait longer than this for stock to move. */
@@ -111,6 +116,9 @@ public record RouterConfig(
         }
         if (reserveBatchesInFlightMax < 1) {
             problems.add("reserveBatchesInFlightMax must be >= 1");
+        }
+        if (reserveBatchHoldAbove < 0) {
+            problems.add("reserveBatchHoldAbove must be >= 0");
         }
         if (reserveQueueMax < 1) {
             problems.add("reserveQueueMax must be >= 1");

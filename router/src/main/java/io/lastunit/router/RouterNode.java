@@ -100,7 +100,7 @@ public final class RouterNode implements AutoCloseable {
         channels = new ShardChannels(Router.dial(config.shardTrustCertificate()), Duration.ZERO);
         lifecycle.onClose("shard channels", channels::close);
         batcher = new ReserveBatcher(config.reserveBatchMax(), config.reserveQueueMax(),
-                config.reserveBatchesInFlightMax());
+                config.reserveBatchesInFlightMax(), config.reserveBatchHoldAbove());
         lifecycle.onClose("Reserve batcher", batcher::close);
         channels.onRemoved(batcher::forget);
         topology.addListener(this::retainChannels);

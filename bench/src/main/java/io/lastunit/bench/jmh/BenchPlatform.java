@@ -85,6 +85,18 @@ final class BenchPlatform implements AutoCloseable {
         }
     }
 
+    /** The lane engines of the shard nodes running now. */
+    List<LaneEngine> engines() {
+        List<LaneEngine> engines = new ArrayList<>();
+        for (String id : platform.shards().keySet()) {
+            ShardNode node = platform.shard(id);
+            if (node != null) {
+                engines.add(node.engine());
+            }
+        }
+        return engines;
+    }
+
     /** Per shard its engine's counters and what its database holds; the router's shed count. */
     String report() throws java.sql.SQLException {
         StringBuilder sb = new StringBuilder();

@@ -14,6 +14,7 @@ import org.openjdk.jmh.annotations.Scope;
 import org.openjdk.jmh.annotations.Setup;
 import org.openjdk.jmh.annotations.State;
 import org.openjdk.jmh.annotations.TearDown;
+import org.openjdk.jmh.infra.IterationParams;
 
 /**
  * Reservations per second end to end: client → gRPC → router (authentication, validation,
@@ -37,6 +38,9 @@ import org.openjdk.jmh.annotations.TearDown;
  * beside {@link LaneEngineBench} run on the same machine. Every item has {@code buckets} escrow
  * buckets (1, 4, 16), as in {@link LaneEngineBench}.
  *
+ * <p>After each iteration it prints that iteration's lane counters ({@link LaneWindow}): operations
+ * per commit, decision-to-commit time, JVM CPU per Reserve and Reserves per router → shard call.
+ *
  * <pre>
  * java -jar bench/target/benchmarks.jar 'EndToEndBench' -p items=1 -wi 1 -w 3s -i 1 -r 5s -f 1 -t 64
  * </pre>
@@ -57,6 +61,7 @@ public class EndToEndBench {
     private BenchPlatform platform;
     private RouterClient client;
     private String[] itemIds;
+    private final LaneWindow window = new LaneWindow();
 
     @Setup(Level.Trial)
     public void setUp() throws Exception {
@@ -69,6 +74,17 @@ public class EndToEndBench {
             tearDown();
             throw e;
         }
+    }
+
+    @Setup(Level.Iteration)
+    public void beginIteration() {
+        window.begin(platform.engines(), platform.platform().router().reserveBatches());
+    }
+
+    /** Prints the lanes' counters of this iteration alone ({@link LaneWindow}). */
+    @TearDown(Level.Iteration)
+    public void endIteration(IterationParams iteration) {
+        window.end(platform.engines(), platform.platform().router().reserveBatches(), iteration);
     }
 
     @Benchmark

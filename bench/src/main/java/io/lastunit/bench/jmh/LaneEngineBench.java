@@ -21,6 +21,7 @@ import org.openjdk.jmh.annotations.Scope;
 import org.openjdk.jmh.annotations.Setup;
 import org.openjdk.jmh.annotations.State;
 import org.openjdk.jmh.annotations.TearDown;
+import org.openjdk.jmh.infra.IterationParams;
 
 /**
  * Reservations per second of the shard node's lane engine, in process: no gRPC, no router, no
@@ -45,8 +46,9 @@ import org.openjdk.jmh.annotations.TearDown;
  * <p>Buckets: every item is created with {@code buckets} escrow buckets (1, 4, 16); a hot item on
  * several buckets is written by several lanes at once, each with its own transaction.
  *
- * <p>At the end of a trial it prints the engine's counters: mean batch (operations per batch)
- * is the group-commit factor, and redos should be 0.
+ * <p>After each iteration it prints that iteration's lane counters ({@link LaneWindow}: commits,
+ * operations per commit, decision-to-commit time); at the end of a trial the engine's totals:
+ * mean batch (operations per batch) is the group-commit factor, and redos should be 0.
  *
  * <pre>
  * java -jar bench/target/benchmarks.jar 'LaneEngineBench' -p items=1 -wi 1 -w 3s -i 1 -r 5s -f 1 -t 64
@@ -69,6 +71,7 @@ public class LaneEngineBench {
     private ShardNode node;
     private LaneEngine engine;
     private String[] itemIds;
+    private final LaneWindow window = new LaneWindow();
 
     @Setup(Level.Trial)
     public void setUp() throws Exception {
@@ -95,6 +98,17 @@ public class LaneEngineBench {
             tearDown();
             throw e;
         }
+    }
+
+    @Setup(Level.Iteration)
+    public void beginIteration() {
+        window.begin(List.of(engine), null);
+    }
+
+    /** Prints the lanes' counters of this iteration alone ({@link LaneWindow}). */
+    @TearDown(Level.Iteration)
+    public void endIteration(IterationParams iteration) {
+        window.end(List.of(engine), null, iteration);
     }
 
     @Benchmark

@@ -35,11 +35,19 @@ import java.util.concurrent.atomic.AtomicLong;
  * carries many Reserves, each answered in its own slot as if it had been its own call. One call
  * per batch instead of one per Reserve saves the HTTP/2 stream, the headers and gRPC's per-call
  * work on both sides. Batches form naturally, as a lane's do: a Reserve goes out at once, on
- * the caller's thread, while the shard has fewer than {@code inFlightMax} calls from this router
- * to answer; beyond that it waits in the shard's outbox, and the thread that receives the next
- * answer sends everything waiting (up to {@code batchMax}) as one call. A lightly loaded router
+ * the caller's thread, while the shard has fewer than {@code inFlightMax} calls or fewer than
+ * {@code holdAbove} Reserves from this router to answer; beyond that it waits in the shard's
+ * outbox, and the thread that receives the next answer sends everything waiting (up to
+ * {@code batchMax}) as one call. A lightly loaded router
  * sends each Reserve alone with no added wait; the busier it is, the bigger its batches. No
  * thread of its own, so no hand-off to wait for.
+ *
+ * <p>Hazard: a shard answers a call when the lane batch holding its Reserves commits, and that
+ * lane starts its next batch at that moment. A Reserve that waited here for the answer therefore
+ * reaches the lane just after that batch was taken and waits a whole batch more; with slow
+ * commits that is milliseconds per Reserve, and at moderate load the lane's batches half fill.
+ * So a Reserve waits only while the shard also has at least {@code holdAbove} Reserves from this
+ * router to answer: enough that its lanes' batches fill without it (docs/routing.md).
  *
  * <p>Each Reserve's future completes exactly as a unary call's would: with the shard's response,
  * or with a {@code StatusRuntimeException} carrying the shard's status and details (ErrorInfo,
@@ -49,7 +57,8 @@ import java.util.concurrent.atomic.AtomicLong;
  * node during a rolling upgrade) gets unary Reserves on that channel from then on.
  *
  * <p>Bounds: at most {@code batchMax} Reserves per call and {@code inFlightMax} calls in flight
- * per shard; at most {@code queueMax} Reserves waiting
+ * per shard while {@code holdAbove} or more of its Reserves are in flight (below that, up to
+ * {@code holdAbove} calls of one); at most {@code queueMax} Reserves waiting
  * in the router (beyond, RESOURCE_EXHAUSTED / QUEUE_FULL at once, nothing sent). A batch's
  * deadline is the latest of its entries'; an entry whose deadline passed while it waited fails
  * with DEADLINE_EXCEEDED and is not sent. Calls are made in the root context: the caller's
@@ -66,6 +75,7 @@ public final class ReserveBatcher implements AutoCloseable {
     private final int batchMax;
     private final int queueMax;
     private final int inFlightMax;
+    private final int holdAbove;
     private final ConcurrentHashMap<ManagedChannel, Outbox> outboxes = new ConcurrentHashMap<>();
     private final AtomicInteger queued = new AtomicInteger();
     private final AtomicLong batches = new AtomicLong();
@@ -82,6 +92,8 @@ public final class ReserveBatcher implements AutoCloseable {
         final ConcurrentLinkedQueue<Pending> entries = new ConcurrentLinkedQueue<>();
         /** ReserveBatch calls sent and not answered yet; a slot is taken before draining. */
         final AtomicInteger inFlight = new AtomicInteger();
+        /** The Reserves of those calls. */
+        final AtomicInteger reservesInFlight = new AtomicInteger();
         /** Set once the shard answered UNIMPLEMENTED: it gets unary Reserves. */
         volatile boolean unaryOnly;
 
@@ -97,6 +109,15 @@ public final class ReserveBatcher implements AutoCloseable {
      *                    many are unanswered, new Reserves for the shard wait for the next call
      */
     public ReserveBatcher(int batchMax, int queueMax, int inFlightMax) {
+        this(batchMax, queueMax, inFlightMax, 0);
+    }
+
+    /**
+     * As {@link #ReserveBatcher(int, int, int)}, but a Reserve waits for a free call only while
+     * the shard also has at least {@code holdAbove} Reserves from this router in flight; below
+     * that it goes out at once. 0 holds whenever {@code inFlightMax} calls are in flight.
+     */
+    public ReserveBatcher(int batchMax, int queueMax, int inFlightMax, int holdAbove) {
         if (batchMax < 1 || batchMax > Limits.RESERVE_BATCH_MAX) {
             throw new IllegalArgumentException("batchMax must be within [1, " + Limits.RESERVE_BATCH_MAX + "], got "
                     + batchMax);
@@ -107,9 +128,13 @@ public final class ReserveBatcher implements AutoCloseable {
         if (inFlightMax < 1) {
             throw new IllegalArgumentException("inFlightMax must be >= 1, got " + inFlightMax);
         }
+        if (holdAbove < 0) {
+            throw new IllegalArgumentException("holdAbove must be >= 0, got " + holdAbove);
+        }
         this.batchMax = batchMax;
         this.queueMax = queueMax;
         this.inFlightMax = inFlightMax;
+        this.holdAbove = holdAbove;
     }
 
     /** Sends {@code r} to the shard behind {@code channel}, in a batch, until {@code deadline}. */
@@ -158,7 +183,7 @@ public final class ReserveBatcher implements AutoCloseable {
     private void drain(Outbox o) {
         while (true) {
             int n = o.inFlight.get();
-            if (n >= inFlightMax) {
+            if (n >= inFlightMax && o.reservesInFlight.get() >= holdAbove) {
                 return; // the answer to a call in flight drains again
             }
             if (!o.inFlight.compareAndSet(n, n + 1)) {
@@ -177,6 +202,7 @@ public final class ReserveBatcher implements AutoCloseable {
                 continue; // an entry arrived after the poll; its thread may have seen no free slot
             }
             queued.addAndGet(-batch.size());
+            o.reservesInFlight.addAndGet(batch.size());
             // A batch belongs to no caller: started in the root context, so the end or the
             // cancellation of the call that happens to send it (a router server call) cannot
             // cancel the others' Reserves.
@@ -189,7 +215,7 @@ public final class ReserveBatcher implements AutoCloseable {
                 for (Pending each : batch) {
                     each.future.setException(s.asRuntimeException());
                 }
-                o.inFlight.decrementAndGet();
+                release(o, batch.size());
             } finally {
                 Context.ROOT.detach(previous);
             }
@@ -214,12 +240,13 @@ public final class ReserveBatcher implements AutoCloseable {
                 }
             }
         }
+        int counted = batch.size();
         if (live.isEmpty()) {
-            o.inFlight.decrementAndGet(); // nothing sent; the caller's loop goes on
+            release(o, counted); // nothing sent; the caller's loop goes on
             return;
         }
         if (o.unaryOnly) {
-            sendUnary(o, live);
+            sendUnary(o, live, counted);
             return;
         }
         ReserveBatchRequest.Builder b = ReserveBatchRequest.newBuilder();
@@ -253,44 +280,50 @@ public final class ReserveBatcher implements AutoCloseable {
                         }
                     }
                 }
-                answered(o);
+                answered(o, counted);
             }
 
             @Override
             public void onFailure(Throwable t) {
                 if (Status.fromThrowable(t).getCode() == Status.Code.UNIMPLEMENTED) {
                     o.unaryOnly = true;
-                    sendUnary(o, live);
+                    sendUnary(o, live, counted);
                     return;
                 }
                 for (Pending p : live) {
                     p.future.setException(t);
                 }
-                answered(o);
+                answered(o, counted);
             }
         }, MoreExecutors.directExecutor());
     }
 
     /** Each entry as its own Reserve; the slot is freed when the last is answered. */
-    private void sendUnary(Outbox o, List<Pending> live) {
+    private void sendUnary(Outbox o, List<Pending> live, int counted) {
         AtomicInteger left = new AtomicInteger(live.size());
         for (Pending p : live) {
             ListenableFuture<ReserveResponse> f = unary(o.channel, p.request, p.deadline);
             p.future.setFuture(f);
             f.addListener(() -> {
                 if (left.decrementAndGet() == 0) {
-                    answered(o);
+                    answered(o, counted);
                 }
             }, MoreExecutors.directExecutor());
         }
     }
 
     /** A call of {@code o} was answered: its slot is free, and what waited for one goes next. */
-    private void answered(Outbox o) {
-        o.inFlight.decrementAndGet();
+    private void answered(Outbox o, int counted) {
+        release(o, counted);
         if (!o.entries.isEmpty() && !closed) {
             drain(o);
         }
+    }
+
+    /** Frees the slot of a call that carried {@code counted} Reserves (as counted when it took the slot). */
+    private static void release(Outbox o, int counted) {
+        o.reservesInFlight.addAndGet(-counted);
+        o.inFlight.decrementAndGet();
     }
 
     private static ListenableFuture<ReserveResponse> unary(ManagedChannel channel, ReserveRequest r,

@@ -42,6 +42,7 @@ public class RouterProperties {
     private int pullAttemptsMax = 3;
     private int reserveBatchMax = 256;
     private int reserveBatchesInFlightMax = 16;
+    private int reserveBatchHoldAbove = 64;
     private int reserveQueueMax = 65_536;
     private int reserveQuantityMax = LIMITS.reserveQuantityMax();
     private long holdTtlMinMs = LIMITS.holdTtlMinMs();
@@ -57,7 +58,7 @@ public class RouterProperties {
                 Duration.ofMillis(defaultDeadlineMs), Duration.ofMillis(soldOutTtlMs), soldOutEntriesMax,
                 buyerRatePerSecond, buyerBurst, buyersTrackedMax, inFlightPerItemMax, recentKeysMax, file(tlsCertificate),
                 file(tlsKey), file(shardTrustCertificate), Duration.ofMillis(pullWaitMs), pullAttemptsMax,
-                reserveBatchMax, reserveBatchesInFlightMax, reserveQueueMax);
+                reserveBatchMax, reserveBatchesInFlightMax, reserveBatchHoldAbove, reserveQueueMax);
     }
 
     private static File file(String path) {
@@ -114,6 +115,8 @@ public class RouterProperties {
     public void setReserveBatchMax(int v) { this.reserveBatchMax = v; }
     public int getReserveBatchesInFlightMax() { return reserveBatchesInFlightMax; }
     public void setReserveBatchesInFlightMax(int v) { this.reserveBatchesInFlightMax = v; }
+    public int getReserveBatchHoldAbove() { return reserveBatchHoldAbove; }
+    public void setReserveBatchHoldAbove(int v) { this.reserveBatchHoldAbove = v; }
     public int getReserveQueueMax() { return reserveQueueMax; }
     public void setReserveQueueMax(int v) { this.reserveQueueMax = v; }
     public int getReserveQuantityMax() { return reserveQuantityMax; }

@@ -184,6 +184,20 @@ class ReserveBatcherIT {
     }
 
     @Test
+    void belowHoldAbove_aReserveGoesOutAtOnce_evenWithEveryCallInFlight() throws Exception {
+        start(true, new ReserveBatcher(64, 1_000, 1, 2));
+        ListenableFuture<ReserveResponse> first = holdFirst();
+
+        // The one call allowed is in flight, but with one Reserve, fewer than 2: k0 does not wait for its answer.
+        assertThat(get(send("k0")).getHold().getHoldId()).isEqualTo("hold-k0");
+        assertThat(first.isDone()).isFalse();
+        releaseFirstCall.countDown();
+
+        assertThat(get(first).getHold().getHoldId()).isEqualTo("hold-first");
+        assertThat(batches).containsExactly(List.of("first"), List.of("k0"));
+    }
+
+    @Test
     void noCallCarriesMoreThanBatchMaxReserves() throws Exception {
         start(true, new ReserveBatcher(4, 1_000, 1));
         ListenableFuture<ReserveResponse> first = holdFirst();

@@ -84,16 +84,19 @@ class RouterPropertiesTest {
         RouterConfig d = properties().toConfig();
         assertThat(d.reserveBatchMax()).isEqualTo(256);
         assertThat(d.reserveBatchesInFlightMax()).isEqualTo(16);
+        assertThat(d.reserveBatchHoldAbove()).isEqualTo(64);
         assertThat(d.reserveQueueMax()).isEqualTo(65_536);
         try (ApplicationContext ctx = ApplicationContext.run(Map.of(
                 "lastunit.router.tokens", List.of("0".repeat(64) + ":ops:*:admin"),
                 "lastunit.router.reserve-batch-max", 1,
                 "lastunit.router.reserve-batches-in-flight-max", 2,
+                "lastunit.router.reserve-batch-hold-above", 0,
                 "lastunit.router.reserve-queue-max", 10))) {
             RouterConfig c = ctx.getBean(RouterConfig.class);
 
             assertThat(c.reserveBatchMax()).isEqualTo(1);
             assertThat(c.reserveBatchesInFlightMax()).isEqualTo(2);
+            assertThat(c.reserveBatchHoldAbove()).isEqualTo(0);
             assertThat(c.reserveQueueMax()).isEqualTo(10);
         }
     }
@@ -112,9 +115,11 @@ class RouterPropertiesTest {
     void reserveBatchesInFlightAndQueueMax_belowOne_failStart() {
         RouterProperties p = properties();
         p.setReserveBatchesInFlightMax(0);
+        p.setReserveBatchHoldAbove(-1);
         p.setReserveQueueMax(0);
 
         assertThatThrownBy(p::toConfig).isInstanceOf(IllegalArgumentException.class)
-                .hasMessage("invalid router config: reserveBatchesInFlightMax must be >= 1; reserveQueueMax must be >= 1");
+                .hasMessage("invalid router config: reserveBatchesInFlightMax must be >= 1; reserveBatchHoldAbove must be"
+                        + " >= 0; reserveQueueMax must be >= 1");
     }
 }
