@@ -62,7 +62,7 @@ public final class BatchDecider {
         /** Units each buyer's ended holds give back in this batch (before its Reserves are judged). */
         final Map<BuyerName, Long> givenBack = new HashMap<>();
         final Map<Slot, Long> nextDue = new LinkedHashMap<>();
-        final Map<ItemName, long[]> demand = new LinkedHashMap<>();
+        final Map<Slot, long[]> demandBySlot = new LinkedHashMap<>();
 
         Run(List<Call> calls, Map<Slot, BucketFacts> buckets, Loaded in, Set<KeyName> lookUp) {
             this.calls = calls;
@@ -99,6 +99,12 @@ public final class BatchDecider {
                 BuyerName b = e.getKey();
                 takes.put(b, new Decided.UsageTake(in.usageOf(b) - givenBack.getOrDefault(b, 0L), e.getValue()));
             }
+            Map<ItemName, long[]> demand = new LinkedHashMap<>();
+            demandBySlot.forEach((slot, n) -> {
+                long[] item = demand.computeIfAbsent(new ItemName(slot.tenantId(), slot.itemId()), x -> new long[2]);
+                item[0] += n[0];
+                item[1] += n[1];
+            });
             return new Decided(outcomes, deltas, expired, steps, takes, usageGiven, nextDue, demand);
         }
 
@@ -250,8 +256,7 @@ public final class BatchDecider {
                 Outcome refused = KeyRules.refuseClaim(r, item);
                 return refused != null ? refused : new Outcome.Recorded(HoldState.CLAIMED);
             }
-            long[] wanted = demand.computeIfAbsent(new ItemName(r.slot().tenantId(), r.slot().itemId()),
-                    x -> new long[2]);
+            long[] wanted = demandBySlot.computeIfAbsent(r.slot(), x -> new long[2]);
             wanted[0]++;
             if (item.regionCollapsed() && !item.isHome(r.region())) {
                 return new Outcome.Recorded(HoldState.FORWARDED);

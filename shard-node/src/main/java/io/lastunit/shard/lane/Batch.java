@@ -35,8 +35,9 @@ import java.util.Set;
  * ({@link Borrower}, each a short transaction of its own) — and is asked again with them, at most
  * {@link #DECIDE_ROUNDS_MAX} times; no transaction opens inside a decision. Then one
  * {@link BatchWriter} writes the decision in the attempt's transaction. {@link #decideAndWrite}
- * returns null when the attempt is ready to commit, or a {@link Redo} when the database refused
- * the lane's view; the lane then rolls back and decides again. Callers are answered only by
+ * says whether the attempt is {@link Written} (and committed itself, or waits for the lane's
+ * commit), or a {@link Redo} when the database refused the lane's view; the lane then rolls back
+ * and decides again. Callers are answered only by
  * {@link #publish}, after the commit. Lane-confined; not thread-safe.
  */
 final class Batch {
@@ -63,8 +64,39 @@ final class Batch {
         void reroute(Op.Reserve r, int bucketNo);
     }
 
-    /** Why the batch must be decided again, and what to reload or look up first. */
-    record Redo(String why, Set<BucketKey> buckets, Set<KeyRef> keys) {
+    /** What an attempt came to: written, or to be decided again. */
+    sealed interface Result permits Written, Redo {
+    }
+
+    /**
+     * Written: {@code committedItself} when the batch was one statement that committed itself;
+     * otherwise its transaction waits for the lane's commit.
+     */
+    record Written(boolean committedItself) implements Result {
+    }
+
+    /**
+     * Why the batch must be decided again, and what to reload or look up first.
+     * {@code statementByStatement}: the database refused a one-statement batch, nothing was
+     * written, and the next attempt uses the separate statements, which say precisely what was off.
+     */
+    record Redo(String why, Set<BucketKey> buckets, Set<KeyRef> keys, boolean statementByStatement)
+            implements Result {
+        Redo(String why, Set<BucketKey> buckets, Set<KeyRef> keys) {
+            this(why, buckets, keys, false);
+        }
+    }
+
+    /**
+     * The one statement of a one-statement batch, which commits itself, failed other than by the
+     * database's refusal: it may or may not have committed.
+     */
+    static final class SelfCommitFailed extends SQLException {
+        private static final long serialVersionUID = 1L;
+
+        SelfCommitFailed(SQLException cause) {
+            super(cause.getMessage(), cause.getSQLState(), cause);
+        }
     }
 
     private final Collaborators rooms;
@@ -101,7 +133,7 @@ final class Batch {
         this.promises = promises;
     }
 
-    Redo decideAndWrite() throws SQLException {
+    Result decideAndWrite() throws SQLException {
         decided = decide();
         writer = new BatchWriter(rooms.store(), conn, ops, rooms.clock().nowMicros() / 1000);
         return writer.write(decided, stepwise);
@@ -200,21 +232,6 @@ final class Batch {
             case WAIT_FOR_SWEEP -> BorrowResult.WAIT_FOR_SWEEP;
             case CLOSED -> BorrowResult.CLOSED;
         };
-    }
-
-    /** The batch committed in its one statement: the lane has nothing left to commit. */
-    boolean committedInStatement() {
-        return writer != null && writer.committedInStatement();
-    }
-
-    /** The batch sent its one statement: a failure other than a refusal leaves its outcome unknown. */
-    boolean oneStatementSent() {
-        return writer != null && writer.oneStatementSent();
-    }
-
-    /** The database refused the one statement: decide again, statement by statement. */
-    boolean refusedInOneStatement() {
-        return writer != null && writer.refusedInOneStatement();
     }
 
     private List<LaneStore.BucketRow> bucketRows() {
@@ -326,7 +343,7 @@ final class Batch {
      */
     private void answerAll() {
         Duration retryAfter = Duration.ofMillis(rooms.config().retryAfterMs());
-        Map<Integer, HoldRow> placed = writer.written().placed();
+        HoldRow[] placed = writer.written().placed();
         long now = loaded.nowMicros();
         List<Runnable> completions = new ArrayList<>(ops.size());
         for (int x = 0; x < ops.size(); x++) {
@@ -341,7 +358,7 @@ final class Batch {
                 completions.add(() -> follow((Op.Reserve) op, leader));
             } else {
                 BucketFacts b = facts.get(Facts.slot(op.bucket()));
-                HoldRow row = placed.get(x);
+                HoldRow row = placed[x];
                 completions.add(() -> Answers.complete(op, o, row, b == null ? null : b.item(), now, retryAfter));
             }
         }

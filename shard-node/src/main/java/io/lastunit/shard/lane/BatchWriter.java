@@ -41,16 +41,13 @@ import java.util.UUID;
 final class BatchWriter {
 
     /** What the database returned for the written attempt: the rows of new holds and key records by call index, and the buckets' new rows. */
-    record Written(Map<Integer, HoldRow> placed, List<LaneStore.BucketRow> buckets, Map<Slot, Long> firstNewExpiry) {
+    record Written(HoldRow[] placed, List<LaneStore.BucketRow> buckets, Map<Slot, Long> firstNewExpiry) {
     }
 
     private final LaneStore store;
     private final LazyConnection conn;
     private final List<Op> ops;
     private final long nowMillis;
-    private boolean oneStatementSent;
-    private boolean committedInStatement;
-    private boolean refusedInOneStatement;
     private Written written;
 
     BatchWriter(LaneStore store, LazyConnection conn, List<Op> ops, long nowMillis) {
@@ -60,8 +57,8 @@ final class BatchWriter {
         this.nowMillis = nowMillis;
     }
 
-    /** Writes the decision; null when it is written (and, in one statement, committed), else why not. */
-    Batch.Redo write(Decided d, boolean stepwise) throws SQLException {
+    /** Writes the decision: {@link Batch.Written}, or why the attempt must be decided again. */
+    Batch.Result write(Decided d, boolean stepwise) throws SQLException {
         NewHolds holds = newHolds(d);
         boolean onlyHolds = d.expired().isEmpty() && d.steps().isEmpty() && d.usageGiven().isEmpty()
                 && d.usageTaken().isEmpty() && !hasRecords(d);
@@ -75,7 +72,7 @@ final class BatchWriter {
         if (redo == null) {
             redo = usage(d);
         }
-        Map<Integer, HoldRow> placed = new HashMap<>();
+        HoldRow[] placed = new HoldRow[ops.size()];
         if (redo == null) {
             redo = records(d, placed);
         }
@@ -97,23 +94,11 @@ final class BatchWriter {
                     + " (stale cache: " + stale + ")", stale, Set.of());
         }
         written = new Written(placed, rows, holds.firstExpiry);
-        return null;
+        return new Batch.Written(false);
     }
 
     Written written() {
         return written;
-    }
-
-    boolean oneStatementSent() {
-        return oneStatementSent;
-    }
-
-    boolean committedInStatement() {
-        return committedInStatement;
-    }
-
-    boolean refusedInOneStatement() {
-        return refusedInOneStatement;
     }
 
     // ---- expiries and transitions ----
@@ -207,7 +192,7 @@ final class BatchWriter {
     }
 
     /** FORWARDED and CLAIMED records, in the bucket that decided them (so its key set and the table agree). */
-    private Batch.Redo records(Decided d, Map<Integer, HoldRow> placed) throws SQLException {
+    private Batch.Redo records(Decided d, HoldRow[] placed) throws SQLException {
         List<Integer> at = new ArrayList<>();
         KeyRecordColumns rec = new KeyRecordColumns();
         List<Op.Reserve> tried = new ArrayList<>();
@@ -235,7 +220,7 @@ final class BatchWriter {
             return keysInUse(rows.keySet(), tried);
         }
         for (int x : at) {
-            placed.put(x, rows.get(((Op.Reserve) ops.get(x)).keyRef()));
+            placed[x] = rows.get(((Op.Reserve) ops.get(x)).keyRef());
         }
         return null;
     }
@@ -256,18 +241,31 @@ final class BatchWriter {
 
     /** The new holds of a batch, as the insert's columns, with the call index of each. */
     private static final class NewHolds {
-        final NewHoldColumns columns = new NewHoldColumns();
-        final List<Integer> at = new ArrayList<>();
-        final List<Op.Reserve> reserves = new ArrayList<>();
+        final NewHoldColumns columns;
+        final int[] at;
+        final Op.Reserve[] reserves;
         final Map<Slot, Long> firstExpiry = new HashMap<>();
 
+        NewHolds(int n) {
+            columns = new NewHoldColumns(n);
+            at = new int[n];
+            reserves = new Op.Reserve[n];
+        }
+
         boolean isEmpty() {
-            return at.isEmpty();
+            return at.length == 0;
         }
     }
 
     private NewHolds newHolds(Decided d) {
-        NewHolds h = new NewHolds();
+        int n = 0;
+        for (Outcome o : d.outcomes()) {
+            if (o instanceof Outcome.Reserved) {
+                n++;
+            }
+        }
+        NewHolds h = new NewHolds(n);
+        int y = 0;
         for (int x = 0; x < d.outcomes().length; x++) {
             if (d.outcome(x) instanceof Outcome.Reserved o) {
                 Op.Reserve r = (Op.Reserve) ops.get(x);
@@ -276,31 +274,32 @@ final class BatchWriter {
                 h.columns.add(HoldId.create(q.getTenantId(), q.getItemId(), q.getRegion(), bucketNo, nowMillis).uuid(),
                         q.getTenantId(), q.getItemId(), bucketNo, q.getRegion(), q.getQuantity(), q.getBuyerId(),
                         q.getIdempotencyKey(), r.fingerprint(), o.ttlMs());
-                h.at.add(x);
-                h.reserves.add(r);
+                h.at[y] = x;
+                h.reserves[y] = r;
+                y++;
             }
         }
         return h;
     }
 
-    private Batch.Redo insertHolds(NewHolds h, Map<Integer, HoldRow> placed) throws SQLException {
+    private Batch.Redo insertHolds(NewHolds h, HoldRow[] placed) throws SQLException {
         if (h.isEmpty()) {
             return null;
         }
         LaneStore.InsertedHolds inserted = store.insertHolds(conn.get(), h.columns);
         if (inserted.count() != h.columns.size()) {
-            return keysInUse(new HashSet<>(inserted.inserted()), h.reserves);
+            return keysInUse(new HashSet<>(inserted.inserted()), List.of(h.reserves));
         }
         placed(h, inserted.createdAt(), placed);
         return null;
     }
 
     /** Once the holds are written at {@code created} (the database's now()): their rows, and each bucket's first new expiry. */
-    private static void placed(NewHolds h, Instant created, Map<Integer, HoldRow> placed) {
+    private static void placed(NewHolds h, Instant created, HoldRow[] placed) {
         long createdMicros = Facts.micros(created);
         for (int x = 0; x < h.columns.size(); x++) {
-            placed.put(h.at.get(x), h.columns.row(x, created));
-            h.firstExpiry.merge(Facts.slot(h.reserves.get(x).bucket()), createdMicros + h.columns.ttlMs(x) * 1_000L,
+            placed[h.at[x]] = h.columns.row(x, created);
+            h.firstExpiry.merge(Facts.slot(h.reserves[x].bucket()), createdMicros + h.columns.ttlMs(x) * 1_000L,
                     Math::min);
         }
     }
@@ -337,27 +336,24 @@ final class BatchWriter {
      * stale counters), nothing was written and the lane decides the batch again statement by
      * statement, which says precisely which key or bucket was off.
      */
-    private Batch.Redo writeInOneStatement(NewHolds h, BucketDeltas b) throws SQLException {
+    private Batch.Result writeInOneStatement(NewHolds h, BucketDeltas b) throws SQLException {
         Connection c = conn.get();
         c.setAutoCommit(true);
         LaneStore.Reserved done;
         try {
-            oneStatementSent = true;
             done = store.reserveInOneStatement(c, h.columns, b.columns());
         } catch (SQLException e) {
             if (LaneStore.REFUSED.equals(e.getSQLState())) {
-                refusedInOneStatement = true;
-                return new Batch.Redo("one-statement batch refused (" + e.getMessage() + ")", Set.of(), Set.of());
+                return new Batch.Redo("one-statement batch refused (" + e.getMessage() + ")", Set.of(), Set.of(), true);
             }
-            throw e;
+            throw new Batch.SelfCommitFailed(e);
         } finally {
             restoreTransactions(c);
         }
-        committedInStatement = true;
-        Map<Integer, HoldRow> placed = new HashMap<>();
+        HoldRow[] placed = new HoldRow[ops.size()];
         placed(h, done.createdAt(), placed);
         written = new Written(placed, done.buckets(), h.firstExpiry);
-        return null;
+        return new Batch.Written(true);
     }
 
     /** Back to explicit transactions (the pool's setting); a broken connection is the pool's to evict. */

@@ -42,9 +42,14 @@ final class Facts {
     /** The batch's operations as calls, index for index (only Reserve, hold actions and Sweep reach a batch). */
     static List<Call> calls(List<Op> ops) {
         List<Call> calls = new ArrayList<>(ops.size());
+        BucketKey last = null;
+        Slot s = null;
         for (Op op : ops) {
             int i = calls.size();
-            Slot s = slot(op.bucket());
+            if (!op.bucket().equals(last)) { // one Slot per run of a bucket: the decider's maps compare it cheaply
+                last = op.bucket();
+                s = slot(last);
+            }
             if (op instanceof Op.Reserve r) {
                 var q = r.request();
                 calls.add(new Call.Reserve(i, s, q.getIdempotencyKey(), r.fingerprint(), q.getRegion(), q.getBuyerId(),

@@ -272,22 +272,22 @@ final class Lane implements Runnable {
             }
             state.reload.clear();
             Stage stage = Stage.BEFORE_COMMIT;
-            Batch b = null;
             try (LazyConnection c = new LazyConnection(transactions)) {
-                b = new Batch(rooms, c, ops, state.keysElsewhere, state.stepwise, promises);
+                Batch b = new Batch(rooms, c, ops, state.keysElsewhere, state.stepwise, promises);
                 attempts.add(b);
                 try {
                     long decideNanos = System.nanoTime();
-                    Batch.Redo redo = b.decideAndWrite();
-                    if (redo == null) {
+                    Batch.Result result = b.decideAndWrite();
+                    if (result instanceof Batch.Written w) {
                         stage = Stage.COMMIT;
-                        commit(b, c, decideNanos);
+                        commit(b, w, c, decideNanos);
                         opsApplied.addAndGet(ops.size());
                         b.publish();
                         return;
                     }
                     c.rollbackQuietly();
-                    if (b.refusedInOneStatement()) {
+                    Batch.Redo redo = (Batch.Redo) result;
+                    if (redo.statementByStatement()) {
                         // Nothing was written. Decide again with the separate statements, which say
                         // precisely which key or bucket was off; this is not one of the redoMax redos.
                         state.stepwise = true;
@@ -305,7 +305,7 @@ final class Lane implements Runnable {
                 }
             } catch (SQLException e) {
                 invalidate(ops);
-                if (stage != Stage.COMMIT && b != null && b.oneStatementSent()) {
+                if (e instanceof Batch.SelfCommitFailed) {
                     stage = Stage.SELF_COMMITTING_STATEMENT;
                 }
                 AfterFailure next = redoAfter(ops, e, stage, attempt, state);
@@ -327,9 +327,9 @@ final class Lane implements Runnable {
     }
 
     /** Commits a decided attempt (unless its one statement committed it) and counts it. */
-    private void commit(Batch b, LazyConnection c, long decideNanos) throws SQLException {
+    private void commit(Batch b, Batch.Written w, LazyConnection c, long decideNanos) throws SQLException {
         b.raiseBeforeCommit();
-        if (b.committedInStatement()) {
+        if (w.committedItself()) {
             commits.incrementAndGet();
             oneStatementBatches.incrementAndGet();
             writeNanos.addAndGet(System.nanoTime() - decideNanos);

@@ -341,7 +341,7 @@ public final class LaneStore {
     public InsertedHolds insertHolds(Connection c, UUID[] ids, String[] tenants, String[] items, Integer[] buckets,
                                      String[] regions, Integer[] qtys, String[] buyers, String[] keys,
                                      String[] fingerprints, Long[] ttlMs) throws SQLException {
-        NewHoldColumns holds = new NewHoldColumns();
+        NewHoldColumns holds = new NewHoldColumns(ids.length);
         for (int x = 0; x < ids.length; x++) {
             holds.add(ids[x], tenants[x], items[x], buckets[x], regions[x], qtys[x], buyers[x], keys[x],
                     fingerprints[x], ttlMs[x]);
