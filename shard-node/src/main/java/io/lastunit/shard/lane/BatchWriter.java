@@ -27,6 +27,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.TreeMap;
 import java.util.UUID;
 
 /**
@@ -117,7 +118,7 @@ final class BatchWriter {
 
     /** Round by round (a hold's second step in the batch runs after its first), one statement per kind. */
     private Batch.Redo transitions(Decided d) throws SQLException {
-        Map<Integer, Map<Call.Kind, List<Decided.Step>>> rounds = new java.util.TreeMap<>();
+        Map<Integer, Map<Call.Kind, List<Decided.Step>>> rounds = new TreeMap<>();
         for (Decided.Step s : d.steps()) {
             rounds.computeIfAbsent(s.round(), r -> new LinkedHashMap<>())
                     .computeIfAbsent(s.call().kind(), k -> new ArrayList<>()).add(s);

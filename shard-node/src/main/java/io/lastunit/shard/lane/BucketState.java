@@ -20,7 +20,7 @@ import java.util.function.ToLongFunction;
  * in one array instead of about 110 bytes in three objects, so a million keys cost 16 MB and
  * give the garbage collector nothing to copy. "Absent" is exact; "known" is a hint that the
  * lane confirms by reading the hold row, and a key the table does not have is then decided
- * as new ({@link CarryOver#markKeyAbsent}).
+ * as new (in the same batch: the decider sees the key loaded and absent).
  */
 final class BucketState {
     /** How keys are fingerprinted. Tests replace it to force collisions; nothing else may. */

@@ -1,6 +1,5 @@
 package io.lastunit.shard.lane;
 
-import io.lastunit.api.inventory.v1.HoldState;
 import io.lastunit.shard.decide.BucketFacts;
 import io.lastunit.shard.decide.Call;
 import io.lastunit.shard.decide.HoldFacts;
