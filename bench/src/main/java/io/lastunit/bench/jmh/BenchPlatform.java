@@ -15,7 +15,7 @@ import java.util.concurrent.TimeUnit;
 /**
  * A {@link LocalPlatform} for a benchmark trial: an in-process ZooKeeper, the cell
  * {@code shared} with {@value #SHARDS} shard nodes in region {@code local} (each on its own fresh
- * {@link BenchDatabase}, with the platform's shard settings: 2 lanes, 1 read thread), one router,
+ * {@link BenchDatabase}, with the platform's shard settings: lanes by cores per shard, 1 read thread; {@code -Dlastunit.shard.*} system properties override them), one router,
  * and a {@link RouterClient} to it. The router's per-buyer rate and per-item in-flight limits are
  * raised out of the way ({@link #ROUTER_LIMITS}): benchmark callers are a handful of threads
  * each playing millions of buyers, and the measurement is of the path, not of load shedding.
@@ -44,6 +44,7 @@ final class BenchPlatform implements AutoCloseable {
             }).cell("shared", List.of(BenchItems.REGION), SHARDS);
             ROUTER_LIMITS.forEach(b::routerSetting);
             routerSettings.forEach(b::routerSetting);
+            shardSettingsFromSystem().forEach(b::shardSetting);
             p.platform = b.start();
             p.client = new RouterClient(p.platform.routerPort());
             return p;
@@ -51,6 +52,18 @@ final class BenchPlatform implements AutoCloseable {
             p.close();
             throw e;
         }
+    }
+
+    /**
+     * The {@code -Dlastunit.shard.*} system properties of this JVM, as shard settings over the
+     * platform's (e.g. {@code -jvmArgsAppend -Dlastunit.shard.lanes=1}): the platform's own shard
+     * defaults would otherwise hide them.
+     */
+    static Map<String, Object> shardSettingsFromSystem() {
+        Map<String, Object> settings = new java.util.TreeMap<>();
+        System.getProperties().stringPropertyNames().stream().filter(k -> k.startsWith("lastunit.shard."))
+                .forEach(k -> settings.put(k, System.getProperty(k)));
+        return settings;
     }
 
     LocalPlatform platform() {
