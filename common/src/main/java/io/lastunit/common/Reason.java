@@ -63,6 +63,25 @@ public enum Reason {
      * Never a SOLD_OUT while another region may still have stock.
      */
     BALANCER_UNAVAILABLE(Status.Code.UNAVAILABLE),
+    /**
+     * Internal (mover → shard): rows of a move would overwrite an item this shard serves or is
+     * moving away (ACTIVE or FROZEN here); nothing was written.
+     */
+    TENANT_NOT_IMPORTABLE(Status.Code.FAILED_PRECONDITION),
+    /** Admin: no cell of that name. */
+    UNKNOWN_CELL(Status.Code.NOT_FOUND),
+    /** Admin: the tenant has no items anywhere (nothing to move; {@code tenants assign} places it). */
+    UNKNOWN_TENANT(Status.Code.NOT_FOUND),
+    /** Admin: the tenant lives in that cell already. */
+    TENANT_ALREADY_IN_CELL(Status.Code.FAILED_PRECONDITION),
+    /** Admin: the target cell does not serve every region the tenant's items are sold in. */
+    CELL_LACKS_REGIONS(Status.Code.FAILED_PRECONDITION),
+    /** Admin: a move of this tenant is running (metadata {@code move_id}); nothing was changed. */
+    MOVE_RUNNING(Status.Code.ALREADY_EXISTS),
+    /** Admin: no move of that id. */
+    UNKNOWN_MOVE(Status.Code.NOT_FOUND),
+    /** Admin: the move has flipped (its commit point) and rolls forward; it cannot be aborted. */
+    MOVE_PAST_COMMIT_POINT(Status.Code.FAILED_PRECONDITION),
     /** An invariant was found broken while applying a batch; the lane refused to go on. */
     INVARIANT_BROKEN(Status.Code.INTERNAL),
     /**
