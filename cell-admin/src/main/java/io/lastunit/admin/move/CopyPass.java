@@ -76,6 +76,9 @@ final class CopyPass {
         RuntimeException failure = null;
         try {
             for (Future<Result> f : futures) {
+                if (failure != null) {
+                    break; // the others were cancelled; their threads stop at their next call
+                }
                 try {
                     Result r = f.get();
                     rows += r.rowsExported();

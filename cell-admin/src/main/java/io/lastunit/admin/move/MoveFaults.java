@@ -9,11 +9,10 @@ import io.lastunit.api.topology.v1.Move;
  * the mover's run there, as a crash of the process would: the step stays recorded and not carried
  * out, the lease is given up, and a new mover resumes the move from ZooKeeper.
  */
+@FunctionalInterface
 public interface MoveFaults {
-    MoveFaults NONE = new MoveFaults() {
-    };
+    MoveFaults NONE = recorded -> { };
 
     /** @param recorded the move as just written (its step is the one about to be carried out) */
-    default void afterRecorded(Move recorded) {
-    }
+    void afterRecorded(Move recorded);
 }

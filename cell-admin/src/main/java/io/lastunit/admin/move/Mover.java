@@ -213,7 +213,12 @@ public final class Mover {
                         r.record(next(move, d, res));
                         break;
                 }
-                log.info("move {}: {} -> {} ({})", move.getMoveId(), move.getStep(), r.m.value().getStep(), d.reason());
+                if (d.action() == MoveAction.FINISH) {
+                    log.info("move {}: finished {} ({})", move.getMoveId(), r.m.value().getStep(), d.reason());
+                } else {
+                    log.info("move {}: {} -> {} ({})", move.getMoveId(), move.getStep(), r.m.value().getStep(),
+                            d.reason());
+                }
                 faults.afterRecorded(r.m.value());
                 r.progress.accept(r.m.value());
             } catch (AbortSeen e) {
