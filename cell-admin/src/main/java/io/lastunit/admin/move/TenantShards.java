@@ -149,6 +149,7 @@ final class TenantShards {
             try {
                 return ctx.call(() -> readExport(source, req, timeoutMs, sink));
             } catch (StatusRuntimeException e) {
+                stopIfInterrupted(e);
                 if (!RETRYABLE.contains(e.getStatus().getCode())) {
                     throw failed("ExportTenant", source, e, attempt);
                 }
@@ -219,6 +220,7 @@ final class TenantShards {
                         answers.set(i, futures.get(k).get(timeoutMs + 1_000, TimeUnit.MILLISECONDS));
                     } catch (ExecutionException e) {
                         StatusRuntimeException st = GrpcErrors.toStatus(e.getCause());
+                        stopIfInterrupted(st);
                         if (!RETRYABLE.contains(st.getStatus().getCode())) {
                             throw failed(what, shards.get(i), st, attempt);
                         }
@@ -244,6 +246,18 @@ final class TenantShards {
             throw failed(what, lastShard, last, settings.attemptsMax());
         }
         return answers;
+    }
+
+    /**
+     * A call cut because this thread was interrupted (the mover is stopping) is no failure of the
+     * step: the move must stay as recorded, to be resumed, not roll back.
+     */
+    private static void stopIfInterrupted(StatusRuntimeException e) throws InterruptedException {
+        if (Thread.currentThread().isInterrupted() || (e.getStatus().getCode() == Status.Code.CANCELLED
+                && e.getCause() instanceof InterruptedException)) {
+            Thread.interrupted();
+            throw new InterruptedException("shard call cut: the mover is stopping");
+        }
     }
 
     private ManagedChannel channel(ShardInfo s) {
