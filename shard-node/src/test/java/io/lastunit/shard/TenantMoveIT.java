@@ -6,6 +6,7 @@ import static io.lastunit.shard.MoveCalls.tenantMoving;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import io.grpc.Context;
 import io.grpc.Status;
 import io.lastunit.api.inventory.v1.ConfirmRequest;
 import io.lastunit.api.inventory.v1.CreateItemRequest;
@@ -20,6 +21,8 @@ import io.lastunit.api.inventory.v1.RestockRequest;
 import io.lastunit.api.inventory.v1.Stock;
 import io.lastunit.api.shard.v1.ClaimKeyRequest;
 import io.lastunit.api.shard.v1.DropState;
+import io.lastunit.api.shard.v1.ExportTenantRequest;
+import io.lastunit.api.shard.v1.TenantChunk;
 import io.lastunit.api.shard.v1.ItemSummary;
 import io.lastunit.api.shard.v1.TenantSummary;
 import io.lastunit.api.shard.v1.TransferInRequest;
@@ -32,6 +35,7 @@ import io.lastunit.testkit.TestTimeouts;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashSet;
+import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -275,6 +279,30 @@ class TenantMoveIT {
         assertThat(rows(to.rows(tenant))).isZero();
     }
 
+    @Test
+    void anExportWaitsForItsCaller_inTheOneExportSlot_andACancelledOneStopsAndFreesIt() throws Exception {
+        String tenant = "t-big";
+        createItem(source, tenant, "big", 10, 1, 0);
+        // 20,000 ended holds written straight into the table: some 8 MB of rows, far past what gRPC's
+        // flow control lets a server send ahead of a caller that reads nothing.
+        assertThat(from.update("""
+                INSERT INTO holds (hold_id, tenant_id, item_id, bucket_no, region, qty, buyer_id, idempotency_key,
+                                   request_fingerprint, state, created_at, expires_at, ended_at)
+                SELECT gen_random_uuid(), ?, 'big', 0, 'local', 1, 'buyer-' || n, 'key-' || n, 'fingerprint-' || n,
+                       'RELEASED', now(), now(), now()
+                  FROM generate_series(1, 20000) AS n""", tenant)).isEqualTo(20_000);
+        Context.CancellableContext call = Context.current().withCancellation();
+        Iterator<TenantChunk> slow = call.call(() -> from.stub().exportTenant(ExportTenantRequest.newBuilder()
+                .setTenantId(tenant).setMoveId(MoveCalls.MOVE).setChunkRows(100).build()));
+        assertThat(slow.next().getLast()).isFalse();
+
+        // Its caller reads nothing more: the export waits for it and holds the node's one export slot.
+        refused(() -> from.exportAll("t-copy"), Status.Code.RESOURCE_EXHAUSTED, Reason.QUEUE_FULL);
+        call.cancel(null);
+        await().atMost(TestTimeouts.scaled(Duration.ofSeconds(30))).ignoreExceptions()
+                .until(() -> from.exportAll(tenant).counts().getHolds() == 20_000);
+    }
+
     // ------------------------------------------------------------------ fenced items
 
     @Test
@@ -370,13 +398,13 @@ class TenantMoveIT {
         String expiresAt = holdRow(from, uuid(due), "expires_at::text");
         assertThat(holdRow(to, uuid(due), "expires_at::text")).isEqualTo(expiresAt);
 
-        target.node().sweeper().tick();
+        assertThat(target.node().sweeper().tick()).as("the only due hold on the target is IMPORTING").isZero();
         assertThat(target.node().engine().sweep(tenant, "e", 0).get(ShardNodeHarness.deadlineMillis(),
                 TimeUnit.MILLISECONDS)).isZero();
         assertThat(holdRow(to, uuid(due), "state")).as("IMPORTING: not swept").isEqualTo("HELD");
 
         to.activate(tenant);
-        assertThat(target.node().sweeper().tick()).isPositive();
+        assertThat(target.node().sweeper().tick()).isEqualTo(1);
         await().atMost(TestTimeouts.scaled(Duration.ofSeconds(30)))
                 .until(() -> holdRow(to, uuid(due), "state").equals("EXPIRED"));
         assertThat(holdRow(to, uuid(due), "(ended_at >= expires_at)::text")).isEqualTo("true");
