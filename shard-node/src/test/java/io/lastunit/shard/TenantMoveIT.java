@@ -22,18 +22,22 @@ import io.lastunit.api.inventory.v1.Stock;
 import io.lastunit.api.shard.v1.ClaimKeyRequest;
 import io.lastunit.api.shard.v1.DropState;
 import io.lastunit.api.shard.v1.ExportTenantRequest;
+import io.lastunit.api.shard.v1.ImportTenantRequest;
 import io.lastunit.api.shard.v1.TenantChunk;
+import io.lastunit.api.shard.v1.TenantRows;
 import io.lastunit.api.shard.v1.ItemSummary;
 import io.lastunit.api.shard.v1.TenantSummary;
 import io.lastunit.api.shard.v1.TransferInRequest;
 import io.lastunit.api.shard.v1.TransferOutRequest;
 import io.lastunit.api.topology.v1.MoveCounts;
+import io.lastunit.common.HoldId;
 import io.lastunit.common.Reason;
 import io.lastunit.shard.move.TenantTable;
 import io.lastunit.testkit.PostgresFixture;
 import io.lastunit.testkit.TestTimeouts;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.HashSet;
 import java.util.Iterator;
 import java.util.List;
@@ -75,7 +79,7 @@ class TenantMoveIT {
     }
 
     private static Map<String, Object> with(String id) {
-        Map<String, Object> m = new java.util.HashMap<>(SETTINGS);
+        Map<String, Object> m = new HashMap<>(SETTINGS);
         m.put("lastunit.shard.id", id);
         return m;
     }
@@ -188,7 +192,7 @@ class TenantMoveIT {
                 .containsEntry("HELD", 28L);
         // A hold's expiry, key and fingerprint are what the source stored, to the microsecond.
         for (Hold h : holds) {
-            String id = io.lastunit.common.HoldId.decode(h.getHoldId(), "hold_id").uuid().toString();
+            String id = HoldId.decode(h.getHoldId(), "hold_id").uuid().toString();
             String columns = "expires_at, idempotency_key, request_fingerprint, extended, state";
             assertThat(holdRow(to, id, "concat_ws('|', " + columns + ")"))
                     .isEqualTo(holdRow(from, id, "concat_ws('|', " + columns + ")"));
@@ -243,7 +247,7 @@ class TenantMoveIT {
     }
 
     private static String uuid(Hold h) {
-        return io.lastunit.common.HoldId.decode(h.getHoldId(), "hold_id").uuid().toString();
+        return HoldId.decode(h.getHoldId(), "hold_id").uuid().toString();
     }
 
     @Test
@@ -272,8 +276,8 @@ class TenantMoveIT {
         createItem(source, tenant, "o", 10, 1, 0);
         hold(source, tenant, "o", "k", 1);
         MoveCalls.Export export = from.exportAll(tenant);
-        var holdsOnly = io.lastunit.api.shard.v1.ImportTenantRequest.newBuilder().setTenantId(tenant)
-                .setMoveId(MoveCalls.MOVE).addTables(io.lastunit.api.shard.v1.TenantRows.newBuilder().setTable("holds")
+        var holdsOnly = ImportTenantRequest.newBuilder().setTenantId(tenant)
+                .setMoveId(MoveCalls.MOVE).addTables(TenantRows.newBuilder().setTable("holds")
                         .addAllRows(export.rows("holds"))).build();
         refused(() -> to.stub().importTenant(holdsOnly), Status.Code.FAILED_PRECONDITION, Reason.TENANT_NOT_IMPORTABLE);
         assertThat(rows(to.rows(tenant))).isZero();
@@ -427,7 +431,7 @@ class TenantMoveIT {
         createItem(source, tenant, "q", 10, 1, 0);
         hold(source, tenant, "p", "k", 1);
         hold(source, tenant, "q", "k", 1);
-        to.importAll(tenant, from.exportAll(tenant)); // refused? no: "own" is not among the rows
+        to.importAll(tenant, from.exportAll(tenant)); // taken: "own", ACTIVE here, is not among the rows
         Map<String, List<String>> other = to.rows("t-drop-other");
         long outboxOther = to.count("SELECT count(*) FROM outbox WHERE tenant_id = ?", "t-drop-other");
 

@@ -482,7 +482,8 @@ public final class ShardGrpcService extends ShardServiceGrpc.ShardServiceImplBas
 
     /**
      * Empty, or a snapshot as PostgreSQL writes one ({@code xmin:xmax:xip,...}): ids from 1,
-     * {@code xmin <= xmax}, each in-progress id within {@code [xmin, xmax)} and in order.
+     * {@code xmin <= xmax}, each in-progress id within {@code [xmin, xmax)} and in order. What
+     * PostgreSQL would refuse is refused here, as the caller's mistake, not the store's failure.
      */
     private static void sinceSnapshot(String s) {
         if (s.isEmpty()) {
@@ -493,24 +494,29 @@ public final class ShardGrpcService extends ShardServiceGrpc.ShardServiceImplBas
         }
         String[] parts = s.split(":", -1);
         boolean ok = parts.length == 3;
-        try {
-            long xmin = ok ? Long.parseLong(parts[0]) : 0;
-            long xmax = ok ? Long.parseLong(parts[1]) : 0;
-            ok &= xmin >= 1 && xmin <= xmax && parts[0].chars().allMatch(Character::isDigit)
-                    && parts[1].chars().allMatch(Character::isDigit);
+        if (ok) {
+            long xmin = snapshotId(parts[0]);
+            long xmax = snapshotId(parts[1]);
+            ok = xmin >= 1 && xmin <= xmax;
             long last = xmin;
-            for (String xip : ok && !parts[2].isEmpty() ? parts[2].split(",", -1) : new String[0]) {
-                long x = xip.chars().allMatch(Character::isDigit) && !xip.isEmpty() ? Long.parseLong(xip) : -1;
+            for (String xip : parts[2].isEmpty() ? new String[0] : parts[2].split(",", -1)) {
+                long x = snapshotId(xip);
                 ok &= x >= last && x < xmax;
                 last = Math.max(last, x);
             }
-        } catch (NumberFormatException e) {
-            ok = false;
         }
         if (!ok) {
             throw Failure.invalid("since_snapshot", "is not a snapshot a previous ExportTenant returned"
-                    + " (xmin:xmax:xip,... with xmin <= each xip < xmax)");
+                    + " (xmin:xmax:xip,... with xmin <= each xip < xmax, in order)");
         }
+    }
+
+    /** A transaction id of a snapshot's text: decimal digits only; -1 for anything else. */
+    private static long snapshotId(String digits) {
+        if (digits.isEmpty() || digits.length() > 19 || !digits.chars().allMatch(c -> c >= '0' && c <= '9')) {
+            return -1;
+        }
+        return Long.parseLong(digits);
     }
 
     /** The tables of an import: names from the fixed set, each once; 1..IMPORT_ROWS_MAX rows, each with an item and JSON. */

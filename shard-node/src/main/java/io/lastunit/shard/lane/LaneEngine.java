@@ -24,6 +24,7 @@ import java.security.NoSuchAlgorithmException;
 import java.time.Duration;
 import java.time.InstantSource;
 import java.util.Base64;
+import java.util.Collection;
 import java.util.concurrent.CompletableFuture;
 import javax.sql.DataSource;
 
@@ -177,16 +178,14 @@ public final class LaneEngine implements AutoCloseable {
 
     /**
      * After a tenant move changed the tenant's items here: every lane drops its cached buckets of
-     * them once it has written what it took before this request, so the next call on one reads the
-     * item's committed state and rows. With {@code ledgersToo} the items' ledgers are dropped first
-     * (only while no lane sells the items: see {@link ItemLedgers#forgetTenant}). Completes when
-     * every lane has done so; fails (QUEUE_FULL, SHUTTING_DOWN) when a lane could not take the
-     * request, and the caller repeats its call (each move call is idempotent). Never blocks.
+     * the tenant once it has written what it took before this request, so the next call on one reads
+     * the item's committed state and rows. The ledgers of {@code ledgersOf} (items no lane sells:
+     * see {@link ItemLedgers#forget}) are dropped first. Completes when every lane has done so;
+     * fails (QUEUE_FULL, SHUTTING_DOWN) when a lane could not take the request, and the caller
+     * repeats its call (each move call is idempotent). Never blocks.
      */
-    public CompletableFuture<Void> forgetTenant(String tenant, boolean ledgersToo) {
-        if (ledgersToo) {
-            ledgers.forgetTenant(tenant);
-        }
+    public CompletableFuture<Void> forgetTenant(String tenant, Collection<String> ledgersOf) {
+        ledgers.forget(tenant, ledgersOf);
         CompletableFuture<?>[] all = new CompletableFuture<?>[lanes.length];
         for (int i = 0; i < lanes.length; i++) {
             CompletableFuture<Void> f = new CompletableFuture<>();

@@ -47,11 +47,15 @@ public final class TenantImport {
 
     private final ItemStore items = new ItemStore();
 
+    /** What an import wrote: its rows by kind, and the items they are of. */
+    public record Imported(MoveCounts counts, Set<String> items) {
+    }
+
     /**
      * Imports {@code tables} (each table at most once, every row validated at the edge: table
      * names, item ids, the count) for {@code tenant}; returns the rows written, by kind.
      */
-    public MoveCounts importRows(Connection c, String tenant, String shardId, List<TenantRows> tables)
+    public Imported importRows(Connection c, String tenant, String shardId, List<TenantRows> tables)
             throws SQLException {
         Map<TenantTable, List<TenantRow>> byTable = new EnumMap<>(TenantTable.class);
         for (TenantRows rows : tables) {
@@ -61,7 +65,7 @@ public final class TenantImport {
         for (Map.Entry<TenantTable, List<TenantRow>> e : byTable.entrySet()) {
             checkOwners(c, e.getKey(), tenant, e.getValue());
         }
-        checkItems(c, tenant, shardId, byTable);
+        Set<String> items = checkItems(c, tenant, shardId, byTable);
         MoveCounts.Builder counts = MoveCounts.newBuilder();
         for (Map.Entry<TenantTable, List<TenantRow>> e : byTable.entrySet()) {
             TenantTable t = e.getKey();
@@ -75,7 +79,7 @@ public final class TenantImport {
             }
             t.count(counts, written);
         }
-        return counts.build();
+        return new Imported(counts.build(), items);
     }
 
     /** Every row of {@code t} belongs to the tenant and to the item its {@code item_id} names. */
@@ -106,9 +110,9 @@ public final class TenantImport {
 
     /**
      * The items of the rows may be written here: an item row's item is absent, IMPORTING or MOVED
-     * here; every other row's item is in the request's item rows or IMPORTING here.
+     * here; every other row's item is in the request's item rows or IMPORTING here. Returns them.
      */
-    private void checkItems(Connection c, String tenant, String shardId, Map<TenantTable, List<TenantRow>> byTable)
+    private Set<String> checkItems(Connection c, String tenant, String shardId, Map<TenantTable, List<TenantRow>> byTable)
             throws SQLException {
         Set<String> itemRows = byTable.getOrDefault(TenantTable.ITEMS, List.of()).stream()
                 .map(TenantRow::getItemId).collect(Collectors.toSet());
@@ -129,6 +133,7 @@ public final class TenantImport {
                         + "; nothing was written");
             }
         }
+        return all;
     }
 
     /** The states of the tenant's items among {@code ids} that exist here, their rows locked. */

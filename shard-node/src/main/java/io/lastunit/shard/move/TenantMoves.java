@@ -79,21 +79,22 @@ public final class TenantMoves {
     public CompletableFuture<MoveCounts> importRows(String tenant, String moveId, List<TenantRows> tables) {
         return reads.submit("ImportTenant failed; nothing of it may have been written, import again",
                         c -> imports.importRows(c, tenant, shardId, tables))
-                .thenCompose(counts -> engine.forgetTenant(tenant, true).thenApply(x -> {
-                    log.debug("move {}: imported rows of tenant {}: {}", moveId, tenant, counts(counts));
-                    return counts;
+                .thenCompose(done -> engine.forgetTenant(tenant, done.items()).thenApply(x -> {
+                    log.debug("move {}: imported rows of tenant {}: {}", moveId, tenant, counts(done.counts()));
+                    return done.counts();
                 }));
     }
 
     /**
-     * Changes the tenant's items' state and, once committed, drops the lanes' cached state of them
-     * (FREEZE: after each lane wrote what it took before; the items' ledgers stay, since the lanes
-     * may still be selling until they reach the drop).
+     * Changes the tenant's items' state and, once committed, drops the lanes' cached state of them,
+     * each lane after it wrote what it took before. The changed items' ledgers are dropped too,
+     * except at a freeze: the lanes may still be selling those items until each reaches the drop.
      */
     public CompletableFuture<TenantStates.Changed> change(String tenant, String moveId, TenantStates.Change change) {
         return reads.submit(change + " of the tenant's items failed; repeat it",
                         c -> states.change(c, tenant, change))
-                .thenCompose(done -> engine.forgetTenant(tenant, change != TenantStates.Change.FREEZE).thenApply(x -> {
+                .thenCompose(done -> engine.forgetTenant(tenant,
+                        change == TenantStates.Change.FREEZE ? List.of() : done.items()).thenApply(x -> {
                     log.info("move {}: {} tenant {}: {} items {} -> {}", moveId, change, tenant, done.count(),
                             change.from, change.to);
                     return done;
@@ -103,7 +104,7 @@ public final class TenantMoves {
     /** Deletes the rows of the tenant's items in {@code state}, then drops the lanes' cached state of them. */
     public CompletableFuture<TenantStates.Changed> drop(String tenant, String moveId, ItemState state) {
         return reads.submit("DropTenant failed; repeat it", c -> states.drop(c, tenant, state))
-                .thenCompose(done -> engine.forgetTenant(tenant, true).thenApply(x -> {
+                .thenCompose(done -> engine.forgetTenant(tenant, done.items()).thenApply(x -> {
                     log.info("move {}: dropped tenant {}'s {} items: {} rows", moveId, tenant, state, done.count());
                     return done;
                 }));

@@ -6,6 +6,7 @@ import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
+import java.util.ArrayList;
 import java.util.List;
 
 /**
@@ -36,8 +37,11 @@ public final class TenantStates {
         }
     }
 
-    /** What a change or a drop did: items changed (rows deleted, for a drop), and the database's clock then. */
-    public record Changed(long count, long committedAtMicros) {
+    /**
+     * What a change or a drop did: how many items it changed (rows it deleted, for a drop), the
+     * database's clock then, and the items it changed (or deleted).
+     */
+    public record Changed(long count, long committedAtMicros, List<String> items) {
     }
 
     /** The tables of an item's rows, deleted in this order by {@link #drop} (its item row last). */
@@ -49,15 +53,19 @@ public final class TenantStates {
     /** Changes the tenant's items in {@code change.from} to {@code change.to}. */
     public Changed change(Connection c, String tenant, Change change) throws SQLException {
         items.lockTenant(c, tenant, false);
-        long changed;
+        List<String> changed = new ArrayList<>();
         try (PreparedStatement ps = c.prepareStatement(
-                "UPDATE items SET state = ? WHERE tenant_id = ? AND state = ?")) {
+                "UPDATE items SET state = ? WHERE tenant_id = ? AND state = ? RETURNING item_id")) {
             ps.setString(1, change.to.name());
             ps.setString(2, tenant);
             ps.setString(3, change.from.name());
-            changed = ps.executeUpdate();
+            try (ResultSet rs = ps.executeQuery()) {
+                while (rs.next()) {
+                    changed.add(rs.getString(1));
+                }
+            }
         }
-        return new Changed(changed, clockMicros(c));
+        return new Changed(changed.size(), clockMicros(c), changed);
     }
 
     /**
@@ -80,7 +88,7 @@ public final class TenantStates {
             deleted += delete(c, "DELETE FROM items WHERE tenant_id = ? AND item_id = ANY (?::text[]) AND state = ?",
                     tenant, ids, state);
         }
-        return new Changed(deleted, clockMicros(c));
+        return new Changed(deleted, clockMicros(c), List.of(ids));
     }
 
     /** The tenant's items in {@code state}, locked. */
@@ -89,7 +97,7 @@ public final class TenantStates {
                 "SELECT item_id FROM items WHERE tenant_id = ? AND state = ? FOR UPDATE")) {
             ps.setString(1, tenant);
             ps.setString(2, state.name());
-            List<String> ids = new java.util.ArrayList<>();
+            List<String> ids = new ArrayList<>();
             try (ResultSet rs = ps.executeQuery()) {
                 while (rs.next()) {
                     ids.add(rs.getString(1));
