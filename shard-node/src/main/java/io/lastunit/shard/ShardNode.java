@@ -20,6 +20,7 @@ import io.lastunit.shard.grpc.PlacementGuard;
 import org.apache.curator.framework.CuratorFramework;
 import io.lastunit.shard.grpc.ShardGrpcService;
 import io.lastunit.shard.lane.LaneEngine;
+import io.lastunit.shard.move.TenantMoves;
 import io.lastunit.shard.store.EmbeddedDatabase;
 import io.lastunit.shard.store.InvariantChecker;
 import io.lastunit.shard.store.ReadPool;
@@ -56,7 +57,8 @@ public final class ShardNode implements AutoCloseable {
     private InventoryGrpcService inventory;
     private ShardGrpcService shardService;
     private CuratorFramework curator;
-    private TopologyCache topology;
+    /** Read by the lanes (a MOVED answer's epoch) from their threads; set once in start. */
+    private volatile TopologyCache topology;
     private ShardRegistration registration;
 
     /**
@@ -89,7 +91,7 @@ public final class ShardNode implements AutoCloseable {
         dataSource = dataSource(config);
         lifecycle.onClose("connection pool", dataSource::close);
         Flyway.configure().dataSource(dataSource).locations("classpath:db/migration").load().migrate();
-        engine = new LaneEngine(dataSource, config.lanes(), config.limits(), clock);
+        engine = new LaneEngine(dataSource, config.lanes(), config.limits(), clock, this::epochOf);
         NodeLifecycle.Closer lanes = lifecycle.onClose("lane engine", engine::close);
         engine.start();
         reads = new ReadPool(dataSource, config.readThreads(), config.readQueueCapacity(),
@@ -120,8 +122,10 @@ public final class ShardNode implements AutoCloseable {
         }
         PlacementGuard guard = placement;
         inventory = new InventoryGrpcService(validator, engine, reads, placement, standaloneRegion());
+        TenantMoves moves = new TenantMoves(reads, engine, config.shardId(),
+                Duration.ofMillis(config.lanes().retryAfterMs()));
         shardService = new ShardGrpcService(validator, checker, reads, config.shardId(), engine, placement,
-                () -> guard.regionOr("", standaloneRegion()));
+                () -> guard.regionOr("", standaloneRegion()), moves);
         Server built = builder.addService(inventory).addService(shardService).build();
         lifecycle.onClose("gRPC server", () -> {
             NodeServer.stopTakingCalls(built, health);
@@ -146,6 +150,23 @@ public final class ShardNode implements AutoCloseable {
             if (!registration.awaitRegistered(Duration.ofSeconds(30))) {
                 throw new IOException("shard " + config.shardId() + " could not register in ZooKeeper");
             }
+        }
+    }
+
+    /**
+     * The tenant's epoch in this node's topology view, for a lane's MOVED answer: -1 standalone (or
+     * while the topology is not loaded yet, or once it is closed). Throws TOPOLOGY_UNAVAILABLE when
+     * the view is too stale to tell.
+     */
+    private int epochOf(String tenant) {
+        TopologyCache t = topology;
+        if (t == null) {
+            return -1;
+        }
+        try {
+            return t.current().epochOf(tenant);
+        } catch (IllegalStateException notServing) {
+            return -1;
         }
     }
 
