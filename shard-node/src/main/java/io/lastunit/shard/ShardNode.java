@@ -44,6 +44,8 @@ import org.slf4j.LoggerFactory;
  */
 public final class ShardNode implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(ShardNode.class);
+    /** Move calls waiting for the move thread (one mover makes them one at a time per shard). */
+    static final int MOVE_CALLS_QUEUED_MAX = 64;
 
     private final ShardConfig config;
     private final InstantSource clock;
@@ -122,7 +124,13 @@ public final class ShardNode implements AutoCloseable {
         }
         PlacementGuard guard = placement;
         inventory = new InventoryGrpcService(validator, engine, reads, placement, standaloneRegion());
-        TenantMoves moves = new TenantMoves(reads, engine, config.shardId(),
+        // A move's calls (an export holds its thread and connection for as long as the mover takes its
+        // chunks) run on a thread of their own, so GetStock, GetHold and the balancer's reads never
+        // wait behind a copy.
+        ReadPool moveCalls = new ReadPool(dataSource, 1, MOVE_CALLS_QUEUED_MAX,
+                Duration.ofMillis(config.lanes().retryAfterMs()), "move-");
+        NodeLifecycle.Closer movePool = lifecycle.onClose("move calls", moveCalls::close);
+        TenantMoves moves = new TenantMoves(moveCalls, engine, config.shardId(),
                 Duration.ofMillis(config.lanes().retryAfterMs()));
         shardService = new ShardGrpcService(validator, checker, reads, config.shardId(), engine, placement,
                 () -> guard.regionOr("", standaloneRegion()), moves);
@@ -133,6 +141,7 @@ public final class ShardNode implements AutoCloseable {
             sweeping.close();
             lanes.close();
             readPool.close();
+            movePool.close();
             NodeServer.awaitCalls(built, NodeServer.STOP_WAIT);
         });
         server = built.start();

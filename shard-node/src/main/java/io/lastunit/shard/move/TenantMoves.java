@@ -17,7 +17,7 @@ import org.slf4j.LoggerFactory;
 
 /**
  * The shard's side of a tenant move (docs/moves.md, "On the shard"): what the mover asks of a
- * shard, each call's statements on the {@link ReadPool} (a transaction of its own, never in a
+ * shard, each call's statements on its own {@link ReadPool} (the node's move thread; a transaction of its own, never in a
  * lane), then, after a commit that changed the tenant's items, every lane's cached state of them
  * dropped ({@link LaneEngine#forgetTenant}) before the call is answered. So when FreezeTenant
  * answers, every lane has written what it took before the freeze and reads FROZEN from then on;
@@ -25,12 +25,12 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Requests come validated. Every call is idempotent; one that fails after its commit (a lane's
  * queue was full) is repeated by the mover, and the repeat drops the caches again. Bounded: at most
- * {@link #EXPORTS_MAX} exports at once, each holding a reader thread and its connection while its
+ * {@link #EXPORTS_MAX} exports at once, each holding the move thread and its connection while its
  * receiver takes the chunks. Thread-safe; never blocks the caller.
  */
 public final class TenantMoves {
     private static final Logger log = LoggerFactory.getLogger(TenantMoves.class);
-    /** Exports running at once: each holds one of the read pool's threads for its length. */
+    /** Exports running at once: each holds the move thread for its length. */
     public static final int EXPORTS_MAX = 1;
 
     private final ReadPool reads;
