@@ -43,6 +43,9 @@ import java.util.List;
  *                              the calls in flight: an answer comes at a lane's commit, so a Reserve that
  *                              waited for one misses that lane's next batch (docs/routing.md)
  * @param reserveQueueMax       most Reserves waiting in the router to be sent to their shards
+ * @param movingHoldMax         the longest a call of a tenant that is moving between cells is held in the
+ *                              router before it is answered TENANT_MOVING (never past its deadline), within
+ *                              [0, 60 s]; 0 answers at once
  */
 public record RouterConfig(
         String routerId,
@@ -71,12 +74,15 @@ public record RouterConfig(
         int reserveBatchMax,
         int reserveBatchesInFlightMax,
         int reserveBatchHoldAbove,
-        int reserveQueueMax) {
+        int reserveQueueMax,
+        Duration movingHoldMax) {
 
     /** Longest {@code pullWait}: a Reserve should not wait longer than this for stock to move. */
     public static final Duration PULL_WAIT_MAX = Duration.ofSeconds(60);
     /** Most {@code pullAttemptsMax}. */
     public static final int PULL_ATTEMPTS_LIMIT = 10;
+    /** Longest {@code movingHoldMax}. */
+    public static final Duration MOVING_HOLD_LIMIT = Duration.ofSeconds(60);
 
     public RouterConfig {
         tokenGrants = List.copyOf(tokenGrants);
@@ -119,6 +125,9 @@ public record RouterConfig(
         }
         if (reserveBatchHoldAbove < 0) {
             problems.add("reserveBatchHoldAbove must be >= 0");
+        }
+        if (movingHoldMax == null || movingHoldMax.isNegative() || movingHoldMax.compareTo(MOVING_HOLD_LIMIT) > 0) {
+            problems.add("movingHoldMax=" + movingHoldMax + " is outside [0, " + MOVING_HOLD_LIMIT.toMillis() + " ms]");
         }
         if (reserveQueueMax < 1) {
             problems.add("reserveQueueMax must be >= 1");

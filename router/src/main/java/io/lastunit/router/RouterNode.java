@@ -111,7 +111,8 @@ public final class RouterNode implements AutoCloseable {
         });
         lifecycle.onClose("retry scheduler", scheduler::shutdownNow);
         Router router = new Router(topology::current, channels, scheduler, config.attemptsMax(), config.backoffBase(),
-                config.defaultDeadline());
+                config.defaultDeadline(), config.movingHoldMax());
+        topology.addListener(router::onTopology);
         ReserveFlow reserveFlow = new ReserveFlow(balancer::pull, new KeyClaimer(router), config.pullWait(),
                 config.pullAttemptsMax());
         pipeline = new ReservePipeline(new ReservePipeline.Shedding(

@@ -20,6 +20,7 @@ import io.lastunit.shard.grpc.PlacementGuard;
 import org.apache.curator.framework.CuratorFramework;
 import io.lastunit.shard.grpc.ShardGrpcService;
 import io.lastunit.shard.lane.LaneEngine;
+import io.lastunit.shard.move.TenantMoves;
 import io.lastunit.shard.store.EmbeddedDatabase;
 import io.lastunit.shard.store.InvariantChecker;
 import io.lastunit.shard.store.ReadPool;
@@ -43,6 +44,8 @@ import org.slf4j.LoggerFactory;
  */
 public final class ShardNode implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(ShardNode.class);
+    /** Move calls waiting for the move thread (one mover makes them one at a time per shard). */
+    static final int MOVE_CALLS_QUEUED_MAX = 64;
 
     private final ShardConfig config;
     private final InstantSource clock;
@@ -56,7 +59,8 @@ public final class ShardNode implements AutoCloseable {
     private InventoryGrpcService inventory;
     private ShardGrpcService shardService;
     private CuratorFramework curator;
-    private TopologyCache topology;
+    /** Read by the lanes (a MOVED answer's epoch) from their threads; set once in start. */
+    private volatile TopologyCache topology;
     private ShardRegistration registration;
 
     /**
@@ -89,7 +93,7 @@ public final class ShardNode implements AutoCloseable {
         dataSource = dataSource(config);
         lifecycle.onClose("connection pool", dataSource::close);
         Flyway.configure().dataSource(dataSource).locations("classpath:db/migration").load().migrate();
-        engine = new LaneEngine(dataSource, config.lanes(), config.limits(), clock);
+        engine = new LaneEngine(dataSource, config.lanes(), config.limits(), clock, this::epochOf);
         NodeLifecycle.Closer lanes = lifecycle.onClose("lane engine", engine::close);
         engine.start();
         reads = new ReadPool(dataSource, config.readThreads(), config.readQueueCapacity(),
@@ -120,8 +124,16 @@ public final class ShardNode implements AutoCloseable {
         }
         PlacementGuard guard = placement;
         inventory = new InventoryGrpcService(validator, engine, reads, placement, standaloneRegion());
+        // A move's calls (an export holds its thread and connection for as long as the mover takes its
+        // chunks) run on a thread of their own, so GetStock, GetHold and the balancer's reads never
+        // wait behind a copy.
+        ReadPool moveCalls = new ReadPool(dataSource, 1, MOVE_CALLS_QUEUED_MAX,
+                Duration.ofMillis(config.lanes().retryAfterMs()), "move-");
+        NodeLifecycle.Closer movePool = lifecycle.onClose("move calls", moveCalls::close);
+        TenantMoves moves = new TenantMoves(moveCalls, engine, config.shardId(),
+                Duration.ofMillis(config.lanes().retryAfterMs()));
         shardService = new ShardGrpcService(validator, checker, reads, config.shardId(), engine, placement,
-                () -> guard.regionOr("", standaloneRegion()));
+                () -> guard.regionOr("", standaloneRegion()), moves);
         Server built = builder.addService(inventory).addService(shardService).build();
         lifecycle.onClose("gRPC server", () -> {
             NodeServer.stopTakingCalls(built, health);
@@ -129,6 +141,7 @@ public final class ShardNode implements AutoCloseable {
             sweeping.close();
             lanes.close();
             readPool.close();
+            movePool.close();
             NodeServer.awaitCalls(built, NodeServer.STOP_WAIT);
         });
         server = built.start();
@@ -146,6 +159,23 @@ public final class ShardNode implements AutoCloseable {
             if (!registration.awaitRegistered(Duration.ofSeconds(30))) {
                 throw new IOException("shard " + config.shardId() + " could not register in ZooKeeper");
             }
+        }
+    }
+
+    /**
+     * The tenant's epoch in this node's topology view, for a lane's MOVED answer: -1 standalone (or
+     * while the topology is not loaded yet, or once it is closed). Throws TOPOLOGY_UNAVAILABLE when
+     * the view is too stale to tell.
+     */
+    private int epochOf(String tenant) {
+        TopologyCache t = topology;
+        if (t == null) {
+            return -1;
+        }
+        try {
+            return t.current().epochOf(tenant);
+        } catch (IllegalStateException notServing) {
+            return -1;
         }
     }
 

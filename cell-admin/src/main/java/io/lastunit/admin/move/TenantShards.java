@@ -142,6 +142,8 @@ final class TenantShards {
     Exported export(ShardInfo source, ExportTenantRequest req, Guard guard, long deadlineNanos, ChunkSink sink)
             throws InterruptedException {
         StatusRuntimeException last = null;
+        long busyUntil = System.nanoTime() + settings.exportTimeout().toNanos();
+        int busy = 0;
         for (int attempt = 1; attempt <= settings.attemptsMax(); attempt++) {
             guard.check();
             long timeoutMs = timeoutMs(deadlineNanos, settings.exportTimeout().toMillis(), "ExportTenant", source);
@@ -154,6 +156,13 @@ final class TenantShards {
                     throw failed("ExportTenant", source, e, attempt);
                 }
                 last = e;
+                if (e.getStatus().getCode() == Status.Code.RESOURCE_EXHAUSTED && System.nanoTime() - busyUntil < 0
+                        && (deadlineNanos == NO_DEADLINE || System.nanoTime() - deadlineNanos < 0)) {
+                    // The shard runs another export (one at a time): wait for it, not an attempt.
+                    attempt--;
+                    Thread.sleep(Math.min(1_000, settings.backoff().toMillis() << Math.min(busy++, 10)));
+                    continue;
+                }
             } catch (InterruptedException | RuntimeException e) {
                 throw e;
             } catch (Exception e) {

@@ -42,7 +42,15 @@ import java.util.function.Supplier;
  * key as FORWARDED) is followed only by {@link #callFollowingForward}: the call is sent once more,
  * at once, to the shard of the {@code home_region} the shard named, with the request's region set
  * to it; that attempt counts within {@code attemptsMax}. Every other call passes FORWARDED on.
- * Thread-safe.
+ *
+ * <p>TENANT_MOVING (the tenant's placement is MOVING here, or a shard answered it for a frozen or
+ * not yet activated item) holds the call in the router for at most {@code movingHoldMax} in all
+ * (never past its deadline; nothing was changed by the refused attempt): while this router's
+ * topology shows the tenant MOVING the call is parked ({@link MoveHold}) until a snapshot shows it
+ * placed again, then sent to the owner that snapshot names; otherwise (the router already sees the
+ * flip, the target is activating) it is sent again after a short backoff. When the hold runs out,
+ * the caller gets the TENANT_MOVING with its retry hint. {@code movingHoldMax} zero answers it at
+ * once. Thread-safe.
  */
 public final class Router {
 
@@ -68,12 +76,27 @@ public final class Router {
     private final int attemptsMax;
     private final Duration backoffBase;
     private final Duration defaultDeadline;
+    private final long movingHoldMaxNanos;
+    private final MoveHold moveHold;
 
-    /** @param topology the current topology ({@code TopologyCache::current}); may throw {@link Failure} */
+    /** As the full constructor, answering TENANT_MOVING at once (no hold). */
     public Router(Supplier<Topology> topology, ShardChannels channels, ScheduledExecutorService scheduler,
                   int attemptsMax, Duration backoffBase, Duration defaultDeadline) {
+        this(topology, channels, scheduler, attemptsMax, backoffBase, defaultDeadline, Duration.ZERO);
+    }
+
+    /**
+     * @param topology      the current topology ({@code TopologyCache::current}); may throw {@link Failure}
+     * @param movingHoldMax the longest a call of a MOVING tenant is held in the router, in all (zero: not held);
+     *                      the owner must feed {@link #onTopology} every new snapshot
+     */
+    public Router(Supplier<Topology> topology, ShardChannels channels, ScheduledExecutorService scheduler,
+                  int attemptsMax, Duration backoffBase, Duration defaultDeadline, Duration movingHoldMax) {
         if (attemptsMax < 1) {
             throw new IllegalArgumentException("attemptsMax must be >= 1, got " + attemptsMax);
+        }
+        if (movingHoldMax.isNegative()) {
+            throw new IllegalArgumentException("movingHoldMax must be >= 0, got " + movingHoldMax);
         }
         this.topology = topology;
         this.channels = channels;
@@ -81,6 +104,23 @@ public final class Router {
         this.attemptsMax = attemptsMax;
         this.backoffBase = backoffBase;
         this.defaultDeadline = defaultDeadline;
+        this.movingHoldMaxNanos = movingHoldMax.toNanos();
+        this.moveHold = new MoveHold(PARKED_MAX, topology);
+    }
+
+    /** Most calls parked for moving tenants at once; past it TENANT_MOVING is answered at once. */
+    static final int PARKED_MAX = 100_000;
+    /** Longest pause between two sends of a held call whose tenant this router no longer sees MOVING. */
+    static final long MOVING_RETRY_MAX_MS = 100;
+
+    /** Every new topology snapshot: wakes the held calls of tenants no longer MOVING. */
+    public void onTopology(Topology t) {
+        moveHold.onTopology(t);
+    }
+
+    /** Calls held now for tenants that are moving. */
+    public int heldForMoves() {
+        return moveHold.parked();
     }
 
     /**
@@ -158,10 +198,22 @@ public final class Router {
 
     /** What stays the same across the attempts of one call. */
     private record Call<R>(Context ctx, Deadline deadline, String tenant, String item, boolean idempotent,
-                           boolean followForward, RegionalCall<R> call, CompletableFuture<R> result) {
+                           boolean followForward, RegionalCall<R> call, CompletableFuture<R> result,
+                           long holdStartNanos) {
+        Call(Context ctx, Deadline deadline, String tenant, String item, boolean idempotent, boolean followForward,
+             RegionalCall<R> call, CompletableFuture<R> result) {
+            this(ctx, deadline, tenant, item, idempotent, followForward, call, result, 0);
+        }
+
         /** The same call, which may not follow another FORWARDED. */
         Call<R> forwarded() {
-            return new Call<>(ctx, deadline, tenant, item, idempotent, false, call, result);
+            return new Call<>(ctx, deadline, tenant, item, idempotent, false, call, result, holdStartNanos);
+        }
+
+        /** The same call, held for a move since {@code now} unless it was held before. */
+        Call<R> held(long now) {
+            return holdStartNanos != 0 ? this
+                    : new Call<>(ctx, deadline, tenant, item, idempotent, followForward, call, result, now);
         }
     }
 
@@ -176,6 +228,9 @@ public final class Router {
         } catch (Failure f) {
             if ((f.reason() == Reason.SHARD_UNAVAILABLE || f.reason() == Reason.TOPOLOGY_UNAVAILABLE) && c.idempotent
                     && retry(c, n, () -> attempt(c, region, n + 1))) {
+                return;
+            }
+            if (f.reason() == Reason.TENANT_MOVING && holdForMove(c, region, n, f)) {
                 return;
             }
             c.result.completeExceptionally(f);
@@ -212,6 +267,10 @@ public final class Router {
                     }
                     return;
                 }
+                if (code == Status.Code.UNAVAILABLE && isReason(t, Reason.TENANT_MOVING)
+                        && holdForMove(c, region, n, t)) {
+                    return;
+                }
                 boolean moved = code == Status.Code.ABORTED;
                 boolean down = code == Status.Code.UNAVAILABLE
                         && !isReason(t, Reason.TENANT_MOVING) && !isReason(t, Reason.ITEM_NOT_ACTIVE);
@@ -244,6 +303,50 @@ public final class Router {
 
     private static boolean isReason(Throwable t, Reason r) {
         return GrpcErrors.errorInfo(t).map(i -> i.getReason().equals(r.name())).orElse(false);
+    }
+
+    /**
+     * Holds a call refused with TENANT_MOVING ({@code refusal}) and sends it again later: parked
+     * while this router sees the tenant MOVING, else after a short backoff. False (the caller answers
+     * the refusal) when holding is off, the hold ran out, the deadline is too near, or too many calls
+     * are parked. The attempt count stays as it is: the hold's own bound limits the resends.
+     */
+    private <R> boolean holdForMove(Call<R> c, String region, int n, Throwable refusal) {
+        if (movingHoldMaxNanos == 0 || c.ctx.isCancelled()) {
+            return false;
+        }
+        long now = System.nanoTime();
+        Call<R> held = c.held(now);
+        long leftNanos = Math.min(held.holdStartNanos + movingHoldMaxNanos - now,
+                c.deadline.timeRemaining(TimeUnit.NANOSECONDS) - TimeUnit.MILLISECONDS.toNanos(MOVING_RETRY_MAX_MS));
+        if (leftNanos <= 0) {
+            return false;
+        }
+        boolean movingHere;
+        try {
+            movingHere = topology.get().stateOf(c.tenant) == TenantState.MOVING;
+        } catch (RuntimeException e) {
+            movingHere = false;
+        }
+        if (!movingHere) {
+            long delayMs = Math.min(MOVING_RETRY_MAX_MS, backoffBase.toMillis() << Math.min(n - 1, 6));
+            if (TimeUnit.MILLISECONDS.toNanos(delayMs) >= leftNanos) {
+                return false;
+            }
+            scheduler.schedule(c.ctx.wrap(() -> attempt(held, region, n)), delayMs, TimeUnit.MILLISECONDS);
+            return true;
+        }
+        MoveHold.Parked p = new MoveHold.Parked(c.ctx.wrap(() -> attempt(held, region, n)));
+        if (!moveHold.park(c.tenant, p)) {
+            return false;
+        }
+        scheduler.schedule(() -> {
+            if (p.claim()) {
+                moveHold.forget(c.tenant, p);
+                c.result.completeExceptionally(refusal);
+            }
+        }, leftNanos, TimeUnit.NANOSECONDS);
+        return true;
     }
 
     private boolean retry(Call<?> c, int n, Runnable again) {

@@ -44,6 +44,7 @@ public class RouterProperties {
     private int reserveBatchesInFlightMax = 16;
     private int reserveBatchHoldAbove = 64;
     private int reserveQueueMax = 65_536;
+    private long movingHoldMaxMs = 3_000;
     private int reserveQuantityMax = LIMITS.reserveQuantityMax();
     private long holdTtlMinMs = LIMITS.holdTtlMinMs();
     private long holdTtlMaxMs = LIMITS.holdTtlMaxMs();
@@ -58,7 +59,8 @@ public class RouterProperties {
                 Duration.ofMillis(defaultDeadlineMs), Duration.ofMillis(soldOutTtlMs), soldOutEntriesMax,
                 buyerRatePerSecond, buyerBurst, buyersTrackedMax, inFlightPerItemMax, recentKeysMax, file(tlsCertificate),
                 file(tlsKey), file(shardTrustCertificate), Duration.ofMillis(pullWaitMs), pullAttemptsMax,
-                reserveBatchMax, reserveBatchesInFlightMax, reserveBatchHoldAbove, reserveQueueMax);
+                reserveBatchMax, reserveBatchesInFlightMax, reserveBatchHoldAbove, reserveQueueMax,
+                Duration.ofMillis(movingHoldMaxMs));
     }
 
     private static File file(String path) {
@@ -119,6 +121,8 @@ public class RouterProperties {
     public void setReserveBatchHoldAbove(int v) { this.reserveBatchHoldAbove = v; }
     public int getReserveQueueMax() { return reserveQueueMax; }
     public void setReserveQueueMax(int v) { this.reserveQueueMax = v; }
+    public long getMovingHoldMaxMs() { return movingHoldMaxMs; }
+    public void setMovingHoldMaxMs(long v) { this.movingHoldMaxMs = v; }
     public int getReserveQuantityMax() { return reserveQuantityMax; }
     public void setReserveQuantityMax(int v) { this.reserveQuantityMax = v; }
     public long getHoldTtlMinMs() { return holdTtlMinMs; }

@@ -22,8 +22,10 @@ import java.util.UUID;
  * row the one before it left; then Reserves — a key's repeat in the batch follows its first use,
  * a known key gets its first use's answer, a key of another open bucket is rerouted, a dry
  * bucket of several asks to borrow, SOLD_OUT when no units are left, LIMIT_EXCEEDED past the
- * per-buyer cap. Before it returns, it asserts every changed bucket's projected counters:
- * {@code available + held + sold = allotment}, none below zero.
+ * per-buyer cap. An item that a tenant move fences ({@link ItemState#moving}) is left as it is:
+ * its holds do not expire here, and every Reserve, claim, Confirm, Release and Extend on it is
+ * {@link Outcome.NotActive}. Before it returns, it asserts every changed bucket's projected
+ * counters: {@code available + held + sold = allotment}, none below zero.
  */
 public final class BatchDecider {
     private BatchDecider() {
@@ -127,8 +129,8 @@ public final class BatchDecider {
             for (Slot s : touched) {
                 BucketFacts b = buckets.get(s);
                 Loaded.Due due = in.due.get(s);
-                if (b == null) {
-                    continue;
+                if (b == null || b.item().moving()) {
+                    continue; // a moving item's holds expire where it serves, by their expires_at
                 }
                 if (due != null) {
                     count.put(s, expireDue(b, due)); // loaded because it was due: the database judged which
@@ -177,6 +179,10 @@ public final class BatchDecider {
                 outcomes[t.index()] = new Outcome.NoBucket();
                 return;
             }
+            if (b.item().moving()) {
+                outcomes[t.index()] = new Outcome.NotActive(b.item().state());
+                return;
+            }
             HoldFacts row = rows.get(t.holdId());
             if (row == null) {
                 if (!in.holdsLoaded.contains(t.holdId())) {
@@ -218,6 +224,11 @@ public final class BatchDecider {
             BucketFacts b = buckets.get(r.slot());
             if (b == null) {
                 outcomes[r.index()] = new Outcome.NoBucket();
+                return;
+            }
+            if (b.item().moving()) {
+                // Before the key: a retry's hold may have changed where the item serves now.
+                outcomes[r.index()] = new Outcome.NotActive(b.item().state());
                 return;
             }
             KeyName k = r.keyName();

@@ -8,7 +8,7 @@ import java.util.List;
  * the item collapsed to its home region. Immutable.
  *
  * @param perBuyerLimit 0 = no limit
- * @param active        the item sells (state ACTIVE); {@code state} says what it is otherwise
+ * @param state         the item's state: only ACTIVE sells, and a moving one changes nothing here
  * @param open          the open buckets, where new Reserves go ({@link BucketChoice})
  * @param regions       the regions the item is sold in (one for a single-region item)
  */
@@ -19,14 +19,23 @@ public record ItemFacts(
         long holdTtlMs,
         long extendByMs,
         int bucketCount,
-        boolean active,
-        String state,
+        ItemState state,
         int[] open,
         boolean regionCollapsed) {
 
     public ItemFacts {
         regions = List.copyOf(regions);
         open = open.clone();
+    }
+
+    /** The item sells. */
+    public boolean active() {
+        return state == ItemState.ACTIVE;
+    }
+
+    /** A tenant move fences the item: no call changes it here ({@link ItemState#moving}). */
+    public boolean moving() {
+        return state.moving();
     }
 
     public boolean limited() {

@@ -38,8 +38,11 @@ public sealed interface Outcome {
     record LimitExceeded() implements Outcome {
     }
 
-    /** The item does not sell now (its {@code state}). */
-    record NotActive(String state) implements Outcome {
+    /**
+     * The item does not sell now (its {@code state}); for a Confirm, Release or Extend, the item is
+     * fenced by a tenant move ({@link ItemState#moving}).
+     */
+    record NotActive(ItemState state) implements Outcome {
     }
 
     /** A claim this shard may not record: {@code field} of the request is wrong for the item. */

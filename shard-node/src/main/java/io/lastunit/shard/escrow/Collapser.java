@@ -1,5 +1,6 @@
 package io.lastunit.shard.escrow;
 
+import io.lastunit.shard.decide.ItemState;
 import io.lastunit.shard.store.ItemStore;
 import io.lastunit.shard.store.LaneStore;
 import io.lastunit.shard.store.Transactions;
@@ -95,6 +96,11 @@ public final class Collapser {
 
     private Collapsed collapseOnce(String tenant, String item) throws SQLException {
         Collapsed done = transactions.inTransaction(c -> {
+            ItemState state = items.itemState(c, tenant, item);
+            if (state != null && state.moving()) {
+                c.rollback(); // fenced by a tenant move: its buckets stay as the move copies them
+                return null;
+            }
             ItemLedger ledger = ledgers.load(c, tenant, item);
             LaneStore.BucketRow row = ledger == null ? null
                     : items.collapseBuckets(c, tenant, item, COLLAPSE_LOCK_TIMEOUT_MILLIS);

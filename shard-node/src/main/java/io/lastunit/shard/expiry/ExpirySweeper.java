@@ -23,6 +23,9 @@ import org.slf4j.LoggerFactory;
  * batch, never a second writer. Lanes also sweep on their own before answering SOLD_OUT;
  * this catches holds in buckets that see no traffic.
  *
+ * <p>Items fenced by a tenant move (FROZEN, IMPORTING, MOVED) are left alone: their holds expire
+ * where the item serves, by the same {@code expires_at}.
+ *
  * <p>Bounded: at most {@code bucketsPerTickMax} buckets per tick, and a bucket whose previous
  * sweep has not finished is skipped. Thread-safe; one scheduler thread. Hazard: the query
  * probes the partial index per bucket, so its cost grows with the number of buckets, not holds.
@@ -76,6 +79,9 @@ public final class ExpirySweeper implements AutoCloseable {
                       WHERE EXISTS (SELECT 1 FROM holds h
                                      WHERE h.tenant_id = b.tenant_id AND h.item_id = b.item_id
                                        AND h.bucket_no = b.bucket_no AND h.state = 'HELD' AND h.expires_at <= now())
+                        AND NOT EXISTS (SELECT 1 FROM items i
+                                         WHERE i.tenant_id = b.tenant_id AND i.item_id = b.item_id
+                                           AND i.state IN ('FROZEN', 'IMPORTING', 'MOVED'))
                       LIMIT ?""")) {
             ps.setInt(1, bucketsPerTickMax);
             try (ResultSet rs = ps.executeQuery()) {

@@ -34,7 +34,28 @@ import io.lastunit.shard.lane.LaneEngine;
 import io.lastunit.shard.store.InvariantChecker;
 import io.lastunit.shard.store.ReadPool;
 import io.lastunit.shard.transfer.TransferStore;
+import io.grpc.stub.ServerCallStreamObserver;
+import io.lastunit.api.shard.v1.DropState;
+import io.lastunit.api.shard.v1.DropTenantRequest;
+import io.lastunit.api.shard.v1.ExportTenantRequest;
+import io.lastunit.api.shard.v1.ImportTenantRequest;
+import io.lastunit.api.shard.v1.ImportTenantResponse;
+import io.lastunit.api.shard.v1.SummarizeTenantRequest;
+import io.lastunit.api.shard.v1.TenantChunk;
+import io.lastunit.api.shard.v1.TenantMoveRequest;
+import io.lastunit.api.shard.v1.TenantMoveResponse;
+import io.lastunit.api.shard.v1.TenantRow;
+import io.lastunit.api.shard.v1.TenantRows;
+import io.lastunit.api.shard.v1.TenantSummary;
+import io.lastunit.shard.decide.ItemState;
+import io.lastunit.shard.move.TenantExport;
+import io.lastunit.shard.move.TenantMoves;
+import io.lastunit.shard.move.TenantStates;
+import io.lastunit.shard.move.TenantTable;
+import java.time.Duration;
 import java.util.Arrays;
+import java.util.HashSet;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
@@ -44,9 +65,10 @@ import org.slf4j.LoggerFactory;
 
 /**
  * The internal shard API: the invariant check, item counts, stock levels, the three steps
- * of the demarcation protocol (DESIGN §7) and the routers' batches of Reserves. An adapter:
- * steps 1 and 2 run in bucket 0's lane of the item, reads and step 3 on the read pool, each
- * entry of a batch in its own bucket's lane.
+ * of the demarcation protocol (DESIGN §7), the routers' batches of Reserves and the mover's calls
+ * of a tenant move (DESIGN §8). An adapter: steps 1 and 2 run in bucket 0's lane of the item,
+ * reads and step 3 on the read pool, each entry of a batch in its own bucket's lane, a move's calls
+ * through {@link TenantMoves}. Every field is checked here, before anything runs.
  */
 public final class ShardGrpcService extends ShardServiceGrpc.ShardServiceImplBase {
     /** Longest transfer id. */
@@ -55,6 +77,16 @@ public final class ShardGrpcService extends ShardServiceGrpc.ShardServiceImplBas
     public static final int LIST_TRANSFERS_MAX = 10_000;
     /** Longest window of transfer records a ListLevels snapshot may ask for: one hour. */
     public static final long TRANSFER_WINDOW_MS_MAX = 3_600_000;
+    /** Longest move id (as topology's {@code moves/{move}} names allow: no '/'). */
+    public static final int MOVE_ID_LENGTH_MAX = 64;
+    /** Most rows one ImportTenant writes, over all its tables. */
+    public static final int IMPORT_ROWS_MAX = 10_000;
+    /** Longest JSON of one imported row. */
+    public static final int ROW_JSON_LENGTH_MAX = 65_536;
+    /** Longest {@code since_snapshot}. */
+    public static final int SNAPSHOT_LENGTH_MAX = 65_536;
+    /** How long an export waits for its caller to take a chunk before it gives up. */
+    static final Duration EXPORT_READY_WAIT_MAX = Duration.ofSeconds(30);
     private static final Logger log = LoggerFactory.getLogger(ShardGrpcService.class);
 
     private final RequestValidator validator;
@@ -65,11 +97,13 @@ public final class ShardGrpcService extends ShardServiceGrpc.ShardServiceImplBas
     private final PlacementGuard placement;
     private final Supplier<String> region;
     private final TransferStore transfers = new TransferStore();
+    private final TenantMoves moves;
     private final AtomicLong calls = new AtomicLong();
 
     /** @param region the region this shard serves now */
     public ShardGrpcService(RequestValidator validator, InvariantChecker checker, ReadPool reads, String shardId,
-                            LaneEngine engine, PlacementGuard placement, Supplier<String> region) {
+                            LaneEngine engine, PlacementGuard placement, Supplier<String> region, TenantMoves moves) {
+        this.moves = moves;
         this.validator = validator;
         this.checker = checker;
         this.reads = reads;
@@ -335,6 +369,186 @@ public final class ShardGrpcService extends ShardServiceGrpc.ShardServiceImplBas
                     c -> checker.check(c, request.getTenantId(), request.getItemId())), r -> r, out);
         } catch (Failure f) {
             Replies.fail(f, out);
+        }
+    }
+
+    // ---- tenant moves (the mover's calls) ----
+
+    @Override
+    public void exportTenant(ExportTenantRequest r, StreamObserver<TenantChunk> out) {
+        try {
+            validator.tenant(r.getTenantId());
+            moveId(r.getMoveId());
+            sinceSnapshot(r.getSinceSnapshot());
+            int chunkRows = r.getChunkRows() == 0 ? TenantExport.CHUNK_ROWS_DEFAULT : r.getChunkRows();
+            if (chunkRows < 1 || chunkRows > TenantExport.CHUNK_ROWS_MAX) {
+                throw Failure.invalid("chunk_rows", "is " + r.getChunkRows() + ", must be within [1, "
+                        + TenantExport.CHUNK_ROWS_MAX + "] (0 = " + TenantExport.CHUNK_ROWS_DEFAULT + ")");
+            }
+            ChunkStream stream = new ChunkStream((ServerCallStreamObserver<TenantChunk>) out, EXPORT_READY_WAIT_MAX);
+            moves.export(r.getTenantId(), r.getMoveId(), r.getSinceSnapshot(), chunkRows, stream)
+                    .whenComplete(stream::finish);
+        } catch (Failure f) {
+            Replies.fail(f, out);
+        }
+    }
+
+    @Override
+    public void importTenant(ImportTenantRequest r, StreamObserver<ImportTenantResponse> out) {
+        try {
+            validator.tenant(r.getTenantId());
+            moveId(r.getMoveId());
+            importedRows(r);
+            Replies.send(moves.importRows(r.getTenantId(), r.getMoveId(), r.getTablesList()),
+                    counts -> ImportTenantResponse.newBuilder().setShardId(shardId).setCounts(counts).build(), out);
+        } catch (Failure f) {
+            Replies.fail(f, out);
+        }
+    }
+
+    @Override
+    public void freezeTenant(TenantMoveRequest r, StreamObserver<TenantMoveResponse> out) {
+        change(r, TenantStates.Change.FREEZE, out);
+    }
+
+    @Override
+    public void unfreezeTenant(TenantMoveRequest r, StreamObserver<TenantMoveResponse> out) {
+        change(r, TenantStates.Change.UNFREEZE, out);
+    }
+
+    @Override
+    public void activateTenant(TenantMoveRequest r, StreamObserver<TenantMoveResponse> out) {
+        change(r, TenantStates.Change.ACTIVATE, out);
+    }
+
+    @Override
+    public void retireTenant(TenantMoveRequest r, StreamObserver<TenantMoveResponse> out) {
+        change(r, TenantStates.Change.RETIRE, out);
+    }
+
+    private void change(TenantMoveRequest r, TenantStates.Change change, StreamObserver<TenantMoveResponse> out) {
+        try {
+            validator.tenant(r.getTenantId());
+            moveId(r.getMoveId());
+            Replies.send(moves.change(r.getTenantId(), r.getMoveId(), change), this::moveResponse, out);
+        } catch (Failure f) {
+            Replies.fail(f, out);
+        }
+    }
+
+    @Override
+    public void dropTenant(DropTenantRequest r, StreamObserver<TenantMoveResponse> out) {
+        try {
+            validator.tenant(r.getTenantId());
+            moveId(r.getMoveId());
+            ItemState state;
+            if (r.getState() == DropState.IMPORTING) {
+                state = ItemState.IMPORTING;
+            } else if (r.getState() == DropState.MOVED) {
+                state = ItemState.MOVED;
+            } else {
+                throw Failure.invalid("state", "is " + r.getState() + ", must be IMPORTING or MOVED");
+            }
+            Replies.send(moves.drop(r.getTenantId(), r.getMoveId(), state), this::moveResponse, out);
+        } catch (Failure f) {
+            Replies.fail(f, out);
+        }
+    }
+
+    @Override
+    public void summarizeTenant(SummarizeTenantRequest r, StreamObserver<TenantSummary> out) {
+        try {
+            validator.tenant(r.getTenantId());
+            Replies.send(moves.summarize(r.getTenantId(), region.get()), s -> s, out);
+        } catch (Failure f) {
+            Replies.fail(f, out);
+        }
+    }
+
+    private TenantMoveResponse moveResponse(TenantStates.Changed done) {
+        return TenantMoveResponse.newBuilder().setShardId(shardId).setItems(done.count())
+                .setCommittedAtMicros(done.committedAtMicros()).build();
+    }
+
+    private static void moveId(String id) {
+        if (id.isEmpty()) {
+            throw Failure.invalid("move_id", "is required");
+        }
+        if (!Limits.isId(id, MOVE_ID_LENGTH_MAX) || id.indexOf('/') >= 0) {
+            throw Failure.invalid("move_id", "must be 1.." + MOVE_ID_LENGTH_MAX
+                    + " printable ASCII characters without spaces or '/'");
+        }
+    }
+
+    /**
+     * Empty, or a snapshot as PostgreSQL writes one ({@code xmin:xmax:xip,...}): ids from 1,
+     * {@code xmin <= xmax}, each in-progress id within {@code [xmin, xmax)} and in order. What
+     * PostgreSQL would refuse is refused here, as the caller's mistake, not the store's failure.
+     */
+    private static void sinceSnapshot(String s) {
+        if (s.isEmpty()) {
+            return;
+        }
+        if (s.length() > SNAPSHOT_LENGTH_MAX) {
+            throw Failure.invalid("since_snapshot", "is " + s.length() + " characters, at most " + SNAPSHOT_LENGTH_MAX);
+        }
+        String[] parts = s.split(":", -1);
+        boolean ok = parts.length == 3;
+        if (ok) {
+            long xmin = snapshotId(parts[0]);
+            long xmax = snapshotId(parts[1]);
+            ok = xmin >= 1 && xmin <= xmax;
+            long last = xmin;
+            for (String xip : parts[2].isEmpty() ? new String[0] : parts[2].split(",", -1)) {
+                long x = snapshotId(xip);
+                ok &= x >= last && x < xmax;
+                last = Math.max(last, x);
+            }
+        }
+        if (!ok) {
+            throw Failure.invalid("since_snapshot", "is not a snapshot a previous ExportTenant returned"
+                    + " (xmin:xmax:xip,... with xmin <= each xip < xmax, in order)");
+        }
+    }
+
+    /** A transaction id of a snapshot's text: decimal digits only; -1 for anything else. */
+    private static long snapshotId(String digits) {
+        if (digits.isEmpty() || digits.length() > 19 || !digits.chars().allMatch(c -> c >= '0' && c <= '9')) {
+            return -1;
+        }
+        return Long.parseLong(digits);
+    }
+
+    /** The tables of an import: names from the fixed set, each once; 1..IMPORT_ROWS_MAX rows, each with an item and JSON. */
+    private void importedRows(ImportTenantRequest r) {
+        int total = 0;
+        for (TenantRows t : r.getTablesList()) {
+            total += t.getRowsCount();
+        }
+        if (total < 1 || total > IMPORT_ROWS_MAX) {
+            throw Failure.invalid("tables.rows", "has " + total + " rows over all tables, must be within [1, "
+                    + IMPORT_ROWS_MAX + "]");
+        }
+        Set<String> seen = new HashSet<>();
+        int itemIdMax = validator.limits().itemIdLengthMax();
+        for (TenantRows t : r.getTablesList()) {
+            if (TenantTable.named(t.getTable()).isEmpty()) {
+                throw Failure.invalid("tables.table", "'" + t.getTable() + "' is not one of " + TenantTable.names());
+            }
+            if (!seen.add(t.getTable())) {
+                throw Failure.invalid("tables.table", "'" + t.getTable() + "' appears twice");
+            }
+            for (TenantRow row : t.getRowsList()) {
+                if (!Limits.isId(row.getItemId(), itemIdMax)) {
+                    throw Failure.invalid("tables.rows.item_id", "must be 1.." + itemIdMax
+                            + " printable ASCII characters without spaces (a row of " + t.getTable() + ")");
+                }
+                if (row.getJson().isEmpty() || row.getJson().length() > ROW_JSON_LENGTH_MAX) {
+                    throw Failure.invalid("tables.rows.json", "is " + row.getJson().length()
+                            + " characters (a row of " + t.getTable() + "), must be within [1, "
+                            + ROW_JSON_LENGTH_MAX + "]");
+                }
+            }
         }
     }
 }

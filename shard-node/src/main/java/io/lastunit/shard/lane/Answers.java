@@ -9,6 +9,7 @@ import io.lastunit.common.Reason;
 import io.lastunit.shard.decide.HoldFacts;
 import io.lastunit.shard.decide.ItemFacts;
 import io.lastunit.shard.decide.Outcome;
+import io.lastunit.shard.fence.Fence;
 import io.lastunit.shard.store.HoldRow;
 import java.time.Duration;
 import java.time.Instant;
@@ -23,12 +24,16 @@ final class Answers {
     private Answers() {
     }
 
-    /** Completes {@code op} with its outcome's answer. {@code placed}: the row written for it, if any. */
-    static void complete(Op op, Outcome o, HoldRow placed, ItemFacts item, long nowMicros, Duration retryAfter) {
+    /**
+     * Completes {@code op} with its outcome's answer. {@code placed}: the row written for it, if any;
+     * {@code fence}: what a call on an item fenced by a tenant move is told.
+     */
+    static void complete(Op op, Outcome o, HoldRow placed, ItemFacts item, long nowMicros, Duration retryAfter,
+                         Fence fence) {
         if (op instanceof Op.Reserve r) {
-            reserve(r, o, placed, item, nowMicros, retryAfter);
+            reserve(r, o, placed, item, nowMicros, retryAfter, fence);
         } else if (op instanceof Op.HoldAction a) {
-            transition(a, o, nowMicros);
+            transition(a, o, nowMicros, fence);
         } else if (op instanceof Op.Sweep s) {
             s.future().complete(o instanceof Outcome.Swept n ? n.count() : 0);
         } else {
@@ -37,7 +42,7 @@ final class Answers {
     }
 
     private static void reserve(Op.Reserve r, Outcome o, HoldRow placed, ItemFacts item, long now,
-                                Duration retryAfter) {
+                                Duration retryAfter, Fence fence) {
         var q = r.request();
         String what = "item " + q.getTenantId() + "/" + q.getItemId();
         if (o instanceof Outcome.Reserved) {
@@ -63,8 +68,9 @@ final class Answers {
         } else if (o instanceof Outcome.LimitExceeded) {
             r.future().complete(ReserveResponse.newBuilder().setOutcome(ReserveOutcome.LIMIT_EXCEEDED).build());
         } else if (o instanceof Outcome.NotActive n) {
-            r.future().completeExceptionally(Failure.retryable(Reason.ITEM_NOT_ACTIVE, what + " is " + n.state(),
-                    retryAfter));
+            r.future().completeExceptionally(n.state().moving()
+                    ? fence.refusal(n.state(), q.getTenantId(), q.getItemId())
+                    : Failure.retryable(Reason.ITEM_NOT_ACTIVE, what + " is " + n.state(), retryAfter));
         } else if (o instanceof Outcome.ClaimRefused c) {
             r.future().completeExceptionally(Failure.invalid(c.field(), c.message()));
         } else if (o instanceof Outcome.NoBucket) {
@@ -106,9 +112,11 @@ final class Answers {
                 + q.getBuyerId() + ") differs");
     }
 
-    private static void transition(Op.HoldAction a, Outcome o, long now) {
+    private static void transition(Op.HoldAction a, Outcome o, long now, Fence fence) {
         String id = a.holdId().encode();
-        if (o instanceof Outcome.Applied applied) {
+        if (o instanceof Outcome.NotActive n) { // only a moving item refuses a call on a hold
+            a.future().completeExceptionally(fence.refusal(n.state(), a.holdId().tenantId(), a.holdId().itemId()));
+        } else if (o instanceof Outcome.Applied applied) {
             a.future().complete(proto(applied.after(), now));
         } else if (o instanceof Outcome.Unchanged u) {
             a.future().complete(proto(u.row(), now));

@@ -16,6 +16,7 @@ import io.lastunit.shard.escrow.Collapser;
 import io.lastunit.shard.escrow.ItemLedger;
 import io.lastunit.shard.escrow.ItemLedgers;
 import io.lastunit.shard.escrow.Promises;
+import io.lastunit.shard.fence.Fence;
 import io.lastunit.shard.store.HoldRow;
 import io.lastunit.shard.store.KeyRef;
 import io.lastunit.shard.store.LaneStore;
@@ -51,11 +52,12 @@ final class Batch {
      * What an attempt works with, the same for every attempt of a lane: the statements, the lane's
      * cached buckets, the item ledgers, the database clock estimate, the settings, the escrow rooms
      * (borrowing, the collapse trigger), the operations carried to the next batch, the replier that
-     * answers after the commit, and the lanes that Reserves of other buckets are sent to.
+     * answers after the commit, the lanes that Reserves of other buckets are sent to, and what a call
+     * on an item fenced by a tenant move is told.
      */
     record Collaborators(LaneStore store, BucketCache cache, ItemLedgers ledgers, DbClock clock, LaneConfig config,
                          Borrower borrower, Collapser collapser, CarryOver carry, Replier replier,
-                         Reroutes reroutes) {
+                         Reroutes reroutes, Fence fence) {
     }
 
     /** Sends a Reserve to the lane of another bucket of its item, after the commit. */
@@ -359,7 +361,8 @@ final class Batch {
             } else {
                 BucketFacts b = facts.get(Facts.slot(op.bucket()));
                 HoldRow row = placed[x];
-                completions.add(() -> Answers.complete(op, o, row, b == null ? null : b.item(), now, retryAfter));
+                completions.add(() -> Answers.complete(op, o, row, b == null ? null : b.item(), now, retryAfter,
+                        rooms.fence()));
             }
         }
         rooms.replier().reply(completions);

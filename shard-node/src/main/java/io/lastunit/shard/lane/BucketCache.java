@@ -1,5 +1,6 @@
 package io.lastunit.shard.lane;
 
+import io.lastunit.shard.decide.ItemState;
 import io.lastunit.shard.escrow.CachedRows;
 import io.lastunit.shard.escrow.ItemLedger;
 import io.lastunit.shard.escrow.ItemLedgers;
@@ -63,7 +64,8 @@ final class BucketCache implements CachedRows {
         }
         clock.measured(loaded.dbNowMicros());
         ItemConfig item = new ItemConfig(key.tenantId(), key.itemId(), loaded.homeRegion(), loaded.total(),
-                loaded.perBuyerLimit(), loaded.holdTtlMs(), loaded.extendByMs(), loaded.bucketCount(), loaded.state());
+                loaded.perBuyerLimit(), loaded.holdTtlMs(), loaded.extendByMs(), loaded.bucketCount(),
+                ItemState.of(loaded.state()));
         if (b != null) {
             b.item = item;
             setCounters(b, loaded);
@@ -111,6 +113,11 @@ final class BucketCache implements CachedRows {
     /** The bucket is dropped, keys and all, and loaded again on its next use. */
     void remove(BucketKey key) {
         buckets.remove(key);
+    }
+
+    /** Every cached bucket of the tenant's items is dropped, keys and all (a tenant move changed their rows). */
+    void forgetTenant(String tenant) {
+        buckets.keySet().removeIf(k -> k.tenantId().equals(tenant));
     }
 
     @Override

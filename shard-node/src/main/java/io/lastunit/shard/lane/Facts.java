@@ -78,9 +78,9 @@ final class Facts {
         ItemConfig c = b.item;
         ItemFacts item = ledger == null
                 ? new ItemFacts(c.homeRegion(), List.of(c.homeRegion()), c.perBuyerLimit(), c.holdTtlMs(),
-                        c.extendByMs(), 1, c.active(), c.state(), new int[] {b.key.bucketNo()}, false)
+                        c.extendByMs(), 1, c.state(), new int[] {b.key.bucketNo()}, false)
                 : new ItemFacts(c.homeRegion(), ledger.regions, c.perBuyerLimit(), c.holdTtlMs(), c.extendByMs(),
-                        ledger.bucketCount, c.active(), c.state(), ledger.open(), ledger.regionCollapsed());
+                        ledger.bucketCount, c.state(), ledger.open(), ledger.regionCollapsed());
         return new BucketFacts(slot(b.key), item, b.allotment, b.available, b.held, b.sold, b.unseenLent(ledger),
                 b.earliestDueMicros, new BucketFacts.KeyIndex() {
                     @Override

@@ -1,5 +1,7 @@
 package io.lastunit.shard.lane;
 
+import io.lastunit.shard.decide.ItemState;
+
 /**
  * An item's settings as stored in {@code items}. Immutable; a lane caches it beside the
  * item's buckets and reloads it with them.
@@ -15,13 +17,13 @@ public record ItemConfig(
         long holdTtlMs,
         long extendByMs,
         int bucketCount,
-        String state) {
+        ItemState state) {
 
     public boolean limited() {
         return perBuyerLimit > 0;
     }
 
     public boolean active() {
-        return "ACTIVE".equals(state);
+        return state == ItemState.ACTIVE;
     }
 }

@@ -8,9 +8,11 @@ import io.lastunit.api.inventory.v1.Stock;
 import io.lastunit.common.Failure;
 import io.lastunit.common.Limits;
 import io.lastunit.common.Reason;
+import io.lastunit.shard.decide.ItemState;
 import io.lastunit.shard.escrow.CachedRows;
 import io.lastunit.shard.escrow.ItemLedger;
 import io.lastunit.shard.escrow.ItemLedgers;
+import io.lastunit.shard.fence.Fence;
 import io.lastunit.shard.store.ItemStore;
 import io.lastunit.shard.store.LaneStore;
 import io.lastunit.shard.store.Transactions;
@@ -21,7 +23,8 @@ import java.util.List;
 
 /**
  * CreateItem and Restock, the item-level administrative calls, each in a transaction of its own
- * on bucket 0's lane, idempotent (by item and parameters, by restock id). One per lane;
+ * on bucket 0's lane, idempotent (by item and parameters, by restock id). Both refuse an item
+ * fenced by a tenant move, and CreateItem any item of a tenant that has one here. One per lane;
  * lane-confined.
  *
  * <p>Hazard: a Restock whose commit failed has an unknown outcome: bucket 0 is dropped from the
@@ -34,9 +37,11 @@ final class ItemOperations {
     private final CachedRows cache;
     private final LaneConfig config;
     private final Limits limits;
+    private final Fence fence;
 
     ItemOperations(Transactions transactions, ItemStore items, ItemLedgers ledgers, CachedRows cache,
-                   LaneConfig config, Limits limits) {
+                   LaneConfig config, Limits limits, Fence fence) {
+        this.fence = fence;
         this.transactions = transactions;
         this.items = items;
         this.ledgers = ledgers;
@@ -79,6 +84,15 @@ final class ItemOperations {
 
     private void createItem(Connection c, Op.CreateItem op, ItemStore.ItemRow asked) throws SQLException {
         CreateItemRequest r = op.request();
+        // Under the tenant's lock a move's freeze or import also takes: an item is created before
+        // the move's statement (which then covers it) or is refused here.
+        items.lockTenant(c, r.getTenantId(), true);
+        ItemState moving = items.movingStateOfTenant(c, r.getTenantId());
+        if (moving != null) {
+            c.rollback();
+            op.future().completeExceptionally(fence.refusal(moving, r.getTenantId(), r.getItemId()));
+            return;
+        }
         boolean created = items.createItem(c, r.getTenantId(), r.getItemId(), asked);
         if (!created) {
             ItemStore.ItemRow existing = items.readItem(c, r.getTenantId(), r.getItemId());
@@ -119,6 +133,12 @@ final class ItemOperations {
 
     private void restock(Connection c, Op.Restock op) throws SQLException {
         RestockRequest r = op.request();
+        ItemState state = items.itemState(c, r.getTenantId(), r.getItemId());
+        if (state != null && state.moving()) {
+            c.rollback();
+            op.future().completeExceptionally(fence.refusal(state, r.getTenantId(), r.getItemId()));
+            return;
+        }
         if (!items.recordRestock(c, r.getTenantId(), r.getRestockId(), r.getItemId(), r.getQuantity())) {
             answerRepeatedRestock(c, op);
             return;

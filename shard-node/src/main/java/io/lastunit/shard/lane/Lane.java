@@ -7,6 +7,7 @@ import io.lastunit.shard.escrow.Borrower;
 import io.lastunit.shard.escrow.Collapser;
 import io.lastunit.shard.escrow.ItemLedgers;
 import io.lastunit.shard.escrow.Promises;
+import io.lastunit.shard.fence.Fence;
 import io.lastunit.shard.lane.RedoPolicy.Stage;
 import io.lastunit.shard.lane.RedoPolicy.Verdict;
 import io.lastunit.shard.store.ItemStore;
@@ -85,7 +86,7 @@ final class Lane implements Runnable {
     final AtomicLong checkViolations = new AtomicLong();
 
     Lane(int index, LaneEngine engine, ItemLedgers ledgers, Transactions transactions, LaneStore store,
-         ItemStore items, LaneConfig config, Limits limits, InstantSource clock) {
+         ItemStore items, LaneConfig config, Limits limits, InstantSource clock, Fence fence) {
         this.index = index;
         this.queue = new LaneQueue(config.queueCapacity());
         this.transactions = transactions;
@@ -97,10 +98,11 @@ final class Lane implements Runnable {
         Borrower borrower = new Borrower(transactions, store, dbClock::nowMicros, engine::sweep);
         this.collapser = new Collapser(index, transactions, items, ledgers, config.keyIndexMax(),
                 config.collapseBelow(), engine::collapse);
-        this.transfers = new ShardTransfers(transactions, new TransferStore(), items, ledgers, cache, retryAfter());
-        this.itemOperations = new ItemOperations(transactions, items, ledgers, cache, config, limits);
+        this.transfers = new ShardTransfers(transactions, new TransferStore(), items, ledgers, cache, retryAfter(),
+                fence);
+        this.itemOperations = new ItemOperations(transactions, items, ledgers, cache, config, limits, fence);
         this.rooms = new Batch.Collaborators(store, cache, ledgers, dbClock, config, borrower, collapser, carry,
-                replier, engine::reroute);
+                replier, engine::reroute, fence);
     }
 
     Borrower borrower() {
@@ -197,14 +199,22 @@ final class Lane implements Runnable {
         }
     }
 
-    /** Item-level operations first, each in a transaction of its own; then the rest as one batch. */
+    /**
+     * Item-level operations first, each in a transaction of its own; then the rest as one batch;
+     * then the tenants' cached buckets that a move asked to drop ({@link Op.Forget}), so whatever
+     * the lane took before that request has been written when it is answered.
+     */
     private void process(List<Op> batch) {
         assertOnLaneThread();
         batches.incrementAndGet();
         List<Op> work = new ArrayList<>(batch.size());
+        List<Op.Forget> forgets = List.of();
         for (Op op : batch) {
             try {
-                if (op instanceof Op.CreateItem c) {
+                if (op instanceof Op.Forget g) {
+                    forgets = forgets.isEmpty() ? new ArrayList<>() : forgets;
+                    forgets.add(g);
+                } else if (op instanceof Op.CreateItem c) {
                     itemOperations.createItem(c);
                 } else if (op instanceof Op.Restock r) {
                     itemOperations.restock(r);
@@ -225,7 +235,23 @@ final class Lane implements Runnable {
         if (!work.isEmpty()) {
             applyBatch(work);
         }
+        if (!forgets.isEmpty()) {
+            forget(forgets);
+        }
         carry.forgetCompleted();
+    }
+
+    /**
+     * Drops the tenants' cached buckets; the next operation on one reloads it, with its item's state
+     * as committed. Answered through the replier, behind the answers of the batches before it.
+     */
+    private void forget(List<Op.Forget> forgets) {
+        List<Runnable> completions = new ArrayList<>(forgets.size());
+        for (Op.Forget g : forgets) {
+            cache.forgetTenant(g.tenantId());
+            completions.add(() -> g.future().complete(null));
+        }
+        replier.reply(completions);
     }
 
     /** Completes {@code f} with what {@code step} returns, or with the {@link Failure} it throws. */

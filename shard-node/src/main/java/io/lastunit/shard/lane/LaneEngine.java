@@ -13,6 +13,8 @@ import io.lastunit.common.Limits;
 import io.lastunit.common.Reason;
 import io.lastunit.shard.escrow.ItemLedger;
 import io.lastunit.shard.escrow.ItemLedgers;
+import io.lastunit.shard.fence.Fence;
+import io.lastunit.shard.fence.TenantEpochs;
 import io.lastunit.shard.store.ItemStore;
 import io.lastunit.shard.store.LaneStore;
 import io.lastunit.shard.store.Transactions;
@@ -22,6 +24,7 @@ import java.security.NoSuchAlgorithmException;
 import java.time.Duration;
 import java.time.InstantSource;
 import java.util.Base64;
+import java.util.Collection;
 import java.util.concurrent.CompletableFuture;
 import javax.sql.DataSource;
 
@@ -44,7 +47,12 @@ public final class LaneEngine implements AutoCloseable {
     /** Per item on this shard: open buckets and published levels. Filled by lanes as they load items. */
     private final ItemLedgers ledgers;
 
-    public LaneEngine(DataSource dataSource, LaneConfig config, Limits limits, InstantSource clock) {
+    /**
+     * @param epochs the tenants' epochs in the node's topology view, told to callers of items a
+     *               move took away ({@link Fence})
+     */
+    public LaneEngine(DataSource dataSource, LaneConfig config, Limits limits, InstantSource clock,
+                      TenantEpochs epochs) {
         this.config = config;
         this.limits = limits;
         LaneStore store = new LaneStore();
@@ -53,8 +61,9 @@ public final class LaneEngine implements AutoCloseable {
         this.ledgers = new ItemLedgers(store);
         this.lanes = new Lane[config.laneCount()];
         this.threads = new Thread[config.laneCount()];
+        Fence fence = new Fence(epochs, Duration.ofMillis(config.retryAfterMs()));
         for (int i = 0; i < lanes.length; i++) {
-            lanes[i] = new Lane(i, this, ledgers, transactions, store, items, config, limits, clock);
+            lanes[i] = new Lane(i, this, ledgers, transactions, store, items, config, limits, clock, fence);
             threads[i] = new Thread(lanes[i], "lane-" + i);
             threads[i].setDaemon(false);
         }
@@ -167,8 +176,29 @@ public final class LaneEngine implements AutoCloseable {
         return submit(new Op.Sweep(new BucketKey(tenant, item, bucketNo), f), f);
     }
 
+    /**
+     * After a tenant move changed the tenant's items here: every lane drops its cached buckets of
+     * the tenant once it has written what it took before this request, so the next call on one reads
+     * the item's committed state and rows. The ledgers of {@code ledgersOf} (items no lane sells:
+     * see {@link ItemLedgers#forget}) are dropped first. Completes when every lane has done so;
+     * fails (QUEUE_FULL, SHUTTING_DOWN) when a lane could not take the request, and the caller
+     * repeats its call (each move call is idempotent). Never blocks.
+     */
+    public CompletableFuture<Void> forgetTenant(String tenant, Collection<String> ledgersOf) {
+        ledgers.forget(tenant, ledgersOf);
+        CompletableFuture<?>[] all = new CompletableFuture<?>[lanes.length];
+        for (int i = 0; i < lanes.length; i++) {
+            CompletableFuture<Void> f = new CompletableFuture<>();
+            all[i] = submitTo(lanes[i], new Op.Forget(tenant, f), f);
+        }
+        return CompletableFuture.allOf(all);
+    }
+
     private <T> CompletableFuture<T> submit(Op op, CompletableFuture<T> f) {
-        Lane lane = laneFor(op.bucket());
+        return submitTo(laneFor(op.bucket()), op, f);
+    }
+
+    private <T> CompletableFuture<T> submitTo(Lane lane, Op op, CompletableFuture<T> f) {
         if (closed) {
             f.completeExceptionally(Failure.retryable(Reason.SHUTTING_DOWN, "shard node is shutting down",
                     Duration.ofMillis(config.retryAfterMs())));

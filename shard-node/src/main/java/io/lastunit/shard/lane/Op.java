@@ -68,6 +68,19 @@ sealed interface Op {
                       CompletableFuture<io.lastunit.api.shard.v1.Transfer> future) implements Op {
     }
 
+    /**
+     * Drop the lane's cached buckets of the tenant's items, after the operations the lane took
+     * before this one; completes once the answers of those operations are handed to the replier.
+     * Offered to every lane (a tenant move changed the items' rows or states), so it names no
+     * bucket: {@link #bucket} is the tenant's, with no item.
+     */
+    record Forget(String tenantId, CompletableFuture<Void> future) implements Op {
+        @Override
+        public BucketKey bucket() {
+            return new BucketKey(tenantId, "", 0);
+        }
+    }
+
     /** Add units to an item's bucket 0. */
     record Restock(BucketKey bucket, RestockRequest request, CompletableFuture<RestockResponse> future) implements Op {
     }

@@ -1,6 +1,7 @@
 package io.lastunit.shard.store;
 
 import io.lastunit.api.inventory.v1.Stock;
+import io.lastunit.shard.decide.ItemState;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -66,6 +67,54 @@ public final class ItemStore {
             ps.executeUpdate();
         }
         return true;
+    }
+
+    /**
+     * The class of the advisory locks that serialise, per tenant, what creates its items and what a
+     * tenant move does to their states ({@link #lockTenant}): "LUTM".
+     */
+    static final int TENANT_LOCK_CLASS = 0x4C55544D;
+
+    /**
+     * Takes the tenant's advisory lock until the transaction ends: {@code shared} for CreateItem,
+     * exclusive for a move's state change or import. So an item created while a move freezes or
+     * imports the tenant is either seen by that statement or sees its result (and is refused); a
+     * hash collision between two tenants only makes them wait for each other.
+     */
+    public void lockTenant(Connection c, String tenant, boolean shared) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement(shared
+                ? "SELECT pg_advisory_xact_lock_shared(?, hashtext(?))"
+                : "SELECT pg_advisory_xact_lock(?, hashtext(?))")) {
+            ps.setInt(1, TENANT_LOCK_CLASS);
+            ps.setString(2, tenant);
+            ps.executeQuery().close();
+        }
+    }
+
+    /** The item's state, or null when it is not on this shard. */
+    public ItemState itemState(Connection c, String tenant, String item) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement("SELECT state FROM items WHERE tenant_id = ? AND item_id = ?")) {
+            ps.setString(1, tenant);
+            ps.setString(2, item);
+            try (ResultSet rs = ps.executeQuery()) {
+                return rs.next() ? ItemState.of(rs.getString(1)) : null;
+            }
+        }
+    }
+
+    /**
+     * The state of one of the tenant's items here that a move fences, FROZEN or IMPORTING before
+     * MOVED; null when none is.
+     */
+    public ItemState movingStateOfTenant(Connection c, String tenant) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement("""
+                SELECT state FROM items WHERE tenant_id = ? AND state IN ('FROZEN', 'IMPORTING', 'MOVED')
+                 ORDER BY state = 'MOVED' LIMIT 1""")) {
+            ps.setString(1, tenant);
+            try (ResultSet rs = ps.executeQuery()) {
+                return rs.next() ? ItemState.of(rs.getString(1)) : null;
+            }
+        }
     }
 
     public ItemRow readItem(Connection c, String tenant, String item) throws SQLException {

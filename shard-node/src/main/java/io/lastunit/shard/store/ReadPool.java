@@ -32,6 +32,11 @@ public final class ReadPool implements AutoCloseable {
     private final Duration retryAfter;
 
     public ReadPool(DataSource dataSource, int threads, int queueCapacity, Duration retryAfter) {
+        this(dataSource, threads, queueCapacity, retryAfter, "read-");
+    }
+
+    /** As above, its threads named {@code threadPrefix} and a number. */
+    public ReadPool(DataSource dataSource, int threads, int queueCapacity, Duration retryAfter, String threadPrefix) {
         if (threads < 1 || queueCapacity < 1) {
             throw new IllegalArgumentException("read pool needs threads >= 1 and queueCapacity >= 1, got threads="
                     + threads + ", queueCapacity=" + queueCapacity);
@@ -41,7 +46,7 @@ public final class ReadPool implements AutoCloseable {
         AtomicInteger n = new AtomicInteger();
         this.executor = new ThreadPoolExecutor(threads, threads, 0, TimeUnit.MILLISECONDS,
                 new ArrayBlockingQueue<>(queueCapacity), r -> {
-                    Thread t = new Thread(r, "read-" + n.getAndIncrement());
+                    Thread t = new Thread(r, threadPrefix + n.getAndIncrement());
                     t.setDaemon(true);
                     return t;
                 }, new ThreadPoolExecutor.AbortPolicy());

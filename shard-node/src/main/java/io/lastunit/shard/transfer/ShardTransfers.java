@@ -6,9 +6,11 @@ import io.lastunit.api.shard.v1.TransferInRequest;
 import io.lastunit.api.shard.v1.TransferOutRequest;
 import io.lastunit.common.Failure;
 import io.lastunit.common.Reason;
+import io.lastunit.shard.decide.ItemState;
 import io.lastunit.shard.escrow.CachedRows;
 import io.lastunit.shard.escrow.ItemLedger;
 import io.lastunit.shard.escrow.ItemLedgers;
+import io.lastunit.shard.fence.Fence;
 import io.lastunit.shard.store.ItemStore;
 import io.lastunit.shard.store.LaneStore;
 import io.lastunit.shard.store.Transactions;
@@ -34,9 +36,11 @@ public final class ShardTransfers {
     private final ItemLedgers ledgers;
     private final CachedRows cache;
     private final Duration retryAfter;
+    private final Fence fence;
 
     public ShardTransfers(Transactions transactions, TransferStore transfers, ItemStore items, ItemLedgers ledgers,
-                          CachedRows cache, Duration retryAfter) {
+                          CachedRows cache, Duration retryAfter, Fence fence) {
+        this.fence = fence;
         this.transactions = transactions;
         this.transfers = transfers;
         this.items = items;
@@ -57,6 +61,7 @@ public final class ShardTransfers {
     }
 
     private Transfer out(Connection c, TransferOutRequest r) throws SQLException {
+        refuseMoving(c, r.getTenantId(), r.getItemId());
         Transfer existing = transfers.read(c, r.getTransferId(), TransferDirection.OUT);
         if (existing != null) {
             c.rollback();
@@ -148,6 +153,7 @@ public final class ShardTransfers {
     }
 
     private Transfer in(Connection c, TransferInRequest r) throws SQLException {
+        refuseMoving(c, r.getTenantId(), r.getItemId());
         ItemLedger ledger = ledgers.load(c, r.getTenantId(), r.getItemId());
         if (ledger == null) {
             c.rollback();
@@ -170,6 +176,18 @@ public final class ShardTransfers {
             committed(ledger, row);
         }
         return recorded;
+    }
+
+    /**
+     * An item fenced by a tenant move takes no transfer step, not even a repeat: its records are
+     * the move's to copy, and the item serves (and its steps resume) where the move leaves it.
+     */
+    private void refuseMoving(Connection c, String tenant, String item) throws SQLException {
+        ItemState state = items.itemState(c, tenant, item);
+        if (state != null && state.moving()) {
+            c.rollback();
+            throw fence.refusal(state, tenant, item);
+        }
     }
 
     /** After a commit that wrote a bucket row: publish it and refresh the lane's cached copy. */

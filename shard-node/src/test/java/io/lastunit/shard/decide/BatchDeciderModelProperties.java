@@ -34,7 +34,7 @@ class BatchDeciderModelProperties {
         Random rnd = new Random(seed);
         int units = 1 + rnd.nextInt(12);
         int limit = rnd.nextBoolean() ? 0 : 1 + rnd.nextInt(4);
-        ItemFacts item = new ItemFacts("eu", List.of("eu"), limit, TTL_MS, EXTEND_MS, 1, true, "ACTIVE", new int[] {0},
+        ItemFacts item = new ItemFacts("eu", List.of("eu"), limit, TTL_MS, EXTEND_MS, 1, ItemState.ACTIVE, new int[] {0},
                 false);
         Store store = new Store(units);
         Model model = new Model(units, limit);

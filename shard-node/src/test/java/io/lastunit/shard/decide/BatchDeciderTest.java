@@ -17,6 +17,8 @@ import java.util.Map;
 import java.util.Set;
 import org.junit.jupiter.api.Nested;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
 
 /** The batch rules as tables: inputs in, outcomes and writes out, no database. */
 class BatchDeciderTest {
@@ -92,9 +94,16 @@ class BatchDeciderTest {
         }
 
         @Test
-        void inactiveItem_isNotSold() {
-            Decided d = new Table().bucket(0, Table.state(ONE, "FROZEN"), 5, 0, 0).reserve(0, "a", 1).decided();
-            assertThat(d.outcome(0)).isEqualTo(new Outcome.NotActive("FROZEN"));
+        void pausedItem_sellsNothing_butARetryGetsItsHold_andItsHoldsStillChange() {
+            ItemFacts paused = Table.state(ONE, ItemState.PAUSED);
+            HoldFacts first = hold(0, 1, "k", NOW + 1_000_000);
+            Table t = new Table().bucket(0, paused, 5, 1, 0, "k").loadedHolds(first)
+                    .reserve(0, "a", 1).reserve(0, "k", 1).transition(first, Call.Kind.CONFIRM, "o1");
+            t.loadedKeys(Set.of(new KeyName(T, I, "k")), first);
+            Decided d = t.decided();
+            assertThat(d.outcome(0)).isEqualTo(new Outcome.NotActive(ItemState.PAUSED));
+            assertThat(d.outcome(1)).isEqualTo(new Outcome.Existing(first));
+            assertThat(d.outcome(2)).isEqualTo(new Outcome.Applied(Call.Kind.CONFIRM, row(first, HoldState.SOLD, "o1")));
         }
 
         @Test
@@ -390,6 +399,46 @@ class BatchDeciderTest {
             Table t = new Table().bucket(0, ONE, 0, 1, 0).sweep(0);
             t.loaded.due(slot(0), new Loaded.Due(List.of(notDue), Long.MAX_VALUE));
             assertThatThrownBy(t::decide).isInstanceOf(IllegalStateException.class);
+        }
+    }
+
+    /** FROZEN, IMPORTING and MOVED items: a tenant move's copy, which nothing but the move changes. */
+    @Nested
+    class MovingItems {
+        private final HoldFacts h = hold(0, 2, "k", NOW + 1_000_000);
+
+        @ParameterizedTest
+        @EnumSource(value = ItemState.class, names = {"FROZEN", "IMPORTING", "MOVED"})
+        void everyCall_isRefusedWithTheState_beforeAnyRowIsAskedFor(ItemState state) {
+            ItemFacts moving = Table.state(ONE, state);
+            Table t = new Table().bucket(0, moving, 5, 2, 0, "k").reserve(0, "new", 1).reserve(0, "k", 2)
+                    .claim(0, "c", "eu", "eu").transition(h, Call.Kind.CONFIRM, "o1").transition(h, Call.Kind.RELEASE, "")
+                    .transition(h, Call.Kind.EXTEND, "");
+            Decided d = t.decided(); // no key, hold or usage read first: decided at once
+            assertThat(d.outcomes()).containsOnly(new Outcome.NotActive(state));
+            assertThat(d.deltas()).isEmpty();
+            assertThat(d.steps()).isEmpty();
+        }
+
+        @ParameterizedTest
+        @EnumSource(value = ItemState.class, names = {"FROZEN", "IMPORTING", "MOVED"})
+        void dueHolds_doNotExpire_andASweepExpiresNothing(ItemState state) {
+            Table t = new Table().bucket(0, Table.state(ONE, state), 0, 2, 0, NOW - 5, true, "k").sweep(0);
+            Decided d = t.decided();
+            assertThat(d.outcome(0)).isEqualTo(new Outcome.Swept(0));
+            assertThat(d.expired()).isEmpty();
+            assertThat(d.nextDue()).isEmpty();
+        }
+
+        @Test
+        void anActiveItemInTheSameBatch_isDecidedAsEver() {
+            Table t = new Table().bucket(0, Table.state(ONE, ItemState.FROZEN), 5, 0, 0).reserve(0, "a", 1);
+            Slot other = new Slot(T, "other", 0);
+            t.buckets.put(other, new BucketFacts(other, ONE, 5, 5, 0, 0, 0, Long.MAX_VALUE, noKeys()));
+            t.calls.add(new Call.Reserve(1, other, "b", "fp", "eu", "buyer", 1, 0, null));
+            Decided d = t.decided();
+            assertThat(d.outcomes()).containsExactly(new Outcome.NotActive(ItemState.FROZEN),
+                    new Outcome.Reserved(1, 60_000));
         }
     }
 

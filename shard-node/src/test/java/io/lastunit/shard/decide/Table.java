@@ -29,23 +29,23 @@ final class Table {
         for (int b = 0; b < bucketCount; b++) {
             open[b] = b;
         }
-        return new ItemFacts("eu", List.of("eu"), perBuyerLimit, 60_000, 30_000, bucketCount, true, "ACTIVE", open,
+        return new ItemFacts("eu", List.of("eu"), perBuyerLimit, 60_000, 30_000, bucketCount, ItemState.ACTIVE, open,
                 false);
     }
 
     static ItemFacts regions(ItemFacts i, List<String> regions, boolean collapsed) {
         return new ItemFacts(i.homeRegion(), regions, i.perBuyerLimit(), i.holdTtlMs(), i.extendByMs(), i.bucketCount(),
-                i.active(), i.state(), i.open(), collapsed);
+                i.state(), i.open(), collapsed);
     }
 
     static ItemFacts open(ItemFacts i, int... open) {
         return new ItemFacts(i.homeRegion(), i.regions(), i.perBuyerLimit(), i.holdTtlMs(), i.extendByMs(),
-                i.bucketCount(), i.active(), i.state(), open, i.regionCollapsed());
+                i.bucketCount(), i.state(), open, i.regionCollapsed());
     }
 
-    static ItemFacts state(ItemFacts i, String state) {
+    static ItemFacts state(ItemFacts i, ItemState state) {
         return new ItemFacts(i.homeRegion(), i.regions(), i.perBuyerLimit(), i.holdTtlMs(), i.extendByMs(),
-                i.bucketCount(), "ACTIVE".equals(state), state, i.open(), i.regionCollapsed());
+                i.bucketCount(), state, i.open(), i.regionCollapsed());
     }
 
     static Slot slot(int bucketNo) {

@@ -1,0 +1,185 @@
+package io.lastunit.shard.move;
+
+import io.lastunit.api.shard.v1.TenantChunk;
+import io.lastunit.api.shard.v1.TenantRow;
+import io.lastunit.api.shard.v1.TenantRows;
+import io.lastunit.api.topology.v1.MoveCounts;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+
+/**
+ * A tenant's rows on this shard, read in one REPEATABLE READ READ ONLY snapshot and handed out in
+ * chunks: every row, or (with a previous export's snapshot) only the rows written by transactions
+ * that snapshot did not see. Nothing in the shard deletes a row of a served item, so those rows are
+ * every insert and every update since: applied in order, the exports rebuild the tenant's rows as
+ * of the last one's snapshot. The snapshot is read first ({@code pg_current_snapshot()}), so it is
+ * the one every table is read in; the export takes no transaction id of its own.
+ *
+ * <p>Bounded in memory: rows are fetched in batches of at most {@link #FETCH_ROWS} and a chunk
+ * holds at most {@code chunkRows} rows and about {@link #CHUNK_BYTES_MAX} bytes, so that one chunk
+ * fits in one ImportTenant call (a shard takes requests of at most 1 MiB). Stateless; each call
+ * uses the caller's connection, which must not be inside a transaction yet, and restores it.
+ * Hazard: the snapshot is held for as long as the caller takes its chunks, which keeps VACUUM from
+ * removing row versions the export might still read: the caller bounds how long it waits.
+ */
+public final class TenantExport {
+    /** Rows per chunk when the request names none. */
+    public static final int CHUNK_ROWS_DEFAULT = 1_000;
+    /** Most rows per chunk a request may ask for. */
+    public static final int CHUNK_ROWS_MAX = 10_000;
+    /** About the most bytes of rows (JSON and item ids) one chunk carries. */
+    public static final int CHUNK_BYTES_MAX = 768 * 1024;
+    /** Rows the driver fetches per round trip. */
+    static final int FETCH_ROWS = 1_000;
+    /** What a protobuf repeated row costs beyond its two strings, roughly. */
+    private static final int ROW_OVERHEAD_BYTES = 8;
+
+    /** Where the chunks go. */
+    @FunctionalInterface
+    public interface Sink {
+        /**
+         * Sends one chunk, waiting (bounded) until the receiver can take it. False when the
+         * receiver is gone or took nothing for too long (or the waiting thread was interrupted: the
+         * sink keeps the interrupt): the export stops and its snapshot ends.
+         */
+        boolean send(TenantChunk chunk);
+    }
+
+    /**
+     * What an export came to: the snapshot it read, its rows by kind, and whether every chunk was
+     * sent (false: the receiver went away, and the last chunk was not sent).
+     */
+    public record Exported(String snapshot, MoveCounts counts, boolean complete) {
+    }
+
+    private final String shardId;
+
+    public TenantExport(String shardId) {
+        this.shardId = shardId;
+    }
+
+    /**
+     * Exports the tenant's rows: all of them when {@code sinceSnapshot} is empty, else those written
+     * since that snapshot (a previous export's). The last chunk sent has {@code last}, the snapshot
+     * and the counts.
+     *
+     * @param chunkRows rows per chunk, 1..{@link #CHUNK_ROWS_MAX}
+     */
+    public Exported export(Connection c, String tenant, String sinceSnapshot, int chunkRows, Sink sink)
+            throws SQLException {
+        if (chunkRows < 1 || chunkRows > CHUNK_ROWS_MAX) {
+            throw new IllegalArgumentException("chunkRows=" + chunkRows + " is outside [1, " + CHUNK_ROWS_MAX + "]");
+        }
+        c.setTransactionIsolation(Connection.TRANSACTION_REPEATABLE_READ);
+        c.setReadOnly(true);
+        try {
+            String snapshot = currentSnapshot(c);
+            Chunks chunks = new Chunks(sink, chunkRows);
+            for (TenantTable t : TenantTable.values()) {
+                if (!exportTable(c, t, tenant, snapshot, sinceSnapshot, chunks)) {
+                    return new Exported(snapshot, chunks.counts.build(), false);
+                }
+            }
+            c.commit();
+            boolean sent = chunks.flush(true, snapshot);
+            return new Exported(snapshot, chunks.counts.build(), sent);
+        } finally {
+            c.rollback();
+            c.setReadOnly(false);
+            c.setTransactionIsolation(Connection.TRANSACTION_READ_COMMITTED);
+        }
+    }
+
+    /** The first statement of the transaction: its snapshot, which every later read uses. */
+    private static String currentSnapshot(Connection c) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement("SELECT pg_current_snapshot()::text");
+             ResultSet rs = ps.executeQuery()) {
+            rs.next();
+            return rs.getString(1);
+        }
+    }
+
+    /** One table's rows into the chunks; false when the sink refused a chunk. */
+    private boolean exportTable(Connection c, TenantTable t, String tenant, String snapshot, String since,
+                                Chunks chunks) throws SQLException {
+        boolean delta = !since.isEmpty();
+        // The row's writer, as a full id on the snapshot reading it, not seen by the earlier one.
+        String sql = "SELECT t.item_id, row_to_json(t)::text FROM " + t.table + " t WHERE t.tenant_id = ?"
+                + (delta ? " AND NOT pg_visible_in_snapshot(lastunit_xid8(t.xmin, ?::pg_snapshot), ?::pg_snapshot)"
+                : "");
+        try (PreparedStatement ps = c.prepareStatement(sql)) {
+            ps.setString(1, tenant);
+            if (delta) {
+                ps.setString(2, snapshot);
+                ps.setString(3, since);
+            }
+            ps.setFetchSize(Math.min(FETCH_ROWS, chunks.rowsMax));
+            try (ResultSet rs = ps.executeQuery()) {
+                while (rs.next()) {
+                    if (!chunks.add(t, rs.getString(1), rs.getString(2))) {
+                        return false;
+                    }
+                }
+            }
+        }
+        return true;
+    }
+
+    /** The chunk being filled, and what was exported so far. Confined to the exporting thread. */
+    private final class Chunks {
+        final Sink sink;
+        final int rowsMax;
+        final MoveCounts.Builder counts = MoveCounts.newBuilder();
+        TenantChunk.Builder chunk = TenantChunk.newBuilder();
+        TenantRows.Builder rows;
+        TenantTable rowsOf;
+        int rowsInChunk;
+        long bytesInChunk;
+
+        Chunks(Sink sink, int rowsMax) {
+            this.sink = sink;
+            this.rowsMax = rowsMax;
+        }
+
+        /** Adds a row; sends the chunk once it is full. False when the sink refused it. */
+        boolean add(TenantTable t, String itemId, String json) {
+            if (rowsOf != t) {
+                closeRows();
+                rows = TenantRows.newBuilder().setTable(t.table);
+                rowsOf = t;
+            }
+            rows.addRows(TenantRow.newBuilder().setItemId(itemId).setJson(json));
+            t.count(counts, 1);
+            rowsInChunk++;
+            bytesInChunk += itemId.length() + json.length() + ROW_OVERHEAD_BYTES;
+            if (rowsInChunk >= rowsMax || bytesInChunk >= CHUNK_BYTES_MAX) {
+                return flush(false, "");
+            }
+            return true;
+        }
+
+        private void closeRows() {
+            if (rows != null && rows.getRowsCount() > 0) {
+                chunk.addTables(rows);
+            }
+            rows = null;
+            rowsOf = null;
+        }
+
+        /** Sends what is gathered (the last chunk: even if empty, with the snapshot and the counts). */
+        boolean flush(boolean last, String snapshot) {
+            closeRows();
+            chunk.setShardId(shardId);
+            if (last) {
+                chunk.setLast(true).setSnapshot(snapshot).setCounts(counts);
+            }
+            boolean sent = sink.send(chunk.build());
+            chunk = TenantChunk.newBuilder();
+            rowsInChunk = 0;
+            bytesInChunk = 0;
+            return sent;
+        }
+    }
+}

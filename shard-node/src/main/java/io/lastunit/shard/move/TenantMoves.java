@@ -1,0 +1,122 @@
+package io.lastunit.shard.move;
+
+import io.lastunit.api.shard.v1.TenantRows;
+import io.lastunit.api.shard.v1.TenantSummary;
+import io.lastunit.api.topology.v1.MoveCounts;
+import io.lastunit.common.Failure;
+import io.lastunit.common.Reason;
+import io.lastunit.shard.decide.ItemState;
+import io.lastunit.shard.lane.LaneEngine;
+import io.lastunit.shard.store.ReadPool;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Semaphore;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The shard's side of a tenant move (docs/moves.md, "On the shard"): what the mover asks of a
+ * shard, each call's statements on its own {@link ReadPool} (the node's move thread; a transaction of its own, never in a
+ * lane), then, after a commit that changed the tenant's items, every lane's cached state of them
+ * dropped ({@link LaneEngine#forgetTenant}) before the call is answered. So when FreezeTenant
+ * answers, every lane has written what it took before the freeze and reads FROZEN from then on;
+ * when ImportTenant or ActivateTenant answers, the lanes load the rows as written.
+ *
+ * <p>Requests come validated. Every call is idempotent; one that fails after its commit (a lane's
+ * queue was full) is repeated by the mover, and the repeat drops the caches again. Bounded: at most
+ * {@link #EXPORTS_MAX} exports at once, each holding the move thread and its connection while its
+ * receiver takes the chunks. Thread-safe; never blocks the caller.
+ */
+public final class TenantMoves {
+    private static final Logger log = LoggerFactory.getLogger(TenantMoves.class);
+    /** Exports running at once: each holds the move thread for its length. */
+    public static final int EXPORTS_MAX = 1;
+
+    private final ReadPool reads;
+    private final LaneEngine engine;
+    private final String shardId;
+    private final Duration retryAfter;
+    private final TenantExport export;
+    private final TenantImport imports = new TenantImport();
+    private final TenantStates states = new TenantStates();
+    private final TenantSummaries summaries = new TenantSummaries();
+    private final Semaphore exports = new Semaphore(EXPORTS_MAX);
+
+    public TenantMoves(ReadPool reads, LaneEngine engine, String shardId, Duration retryAfter) {
+        this.reads = reads;
+        this.engine = engine;
+        this.shardId = shardId;
+        this.retryAfter = retryAfter;
+        this.export = new TenantExport(shardId);
+    }
+
+    /**
+     * Streams the tenant's rows (all, or those written since {@code sinceSnapshot}) into
+     * {@code sink} from one snapshot; completes with what was sent. QUEUE_FULL when
+     * {@link #EXPORTS_MAX} exports run already.
+     */
+    public CompletableFuture<TenantExport.Exported> export(String tenant, String moveId, String sinceSnapshot,
+                                                           int chunkRows, TenantExport.Sink sink) {
+        if (!exports.tryAcquire()) {
+            return CompletableFuture.failedFuture(Failure.retryable(Reason.QUEUE_FULL, "shard " + shardId
+                    + " runs " + EXPORTS_MAX + " export(s) already; export tenant " + tenant + " after the hint",
+                    retryAfter));
+        }
+        CompletableFuture<TenantExport.Exported> f = reads.submit("ExportTenant read failed; export again",
+                c -> export.export(c, tenant, sinceSnapshot, chunkRows, sink));
+        return f.whenComplete((done, err) -> {
+            exports.release();
+            if (done != null) {
+                log.info("move {}: exported tenant {} ({}) at snapshot {}: {}", moveId, tenant,
+                        sinceSnapshot.isEmpty() ? "every row" : "since " + sinceSnapshot,
+                        done.snapshot(), done.complete() ? counts(done.counts()) : "stopped, the receiver went away");
+            }
+        });
+    }
+
+    /** Upserts the rows in one transaction (items IMPORTING), then drops the lanes' cached state of the tenant. */
+    public CompletableFuture<MoveCounts> importRows(String tenant, String moveId, List<TenantRows> tables) {
+        return reads.submit("ImportTenant failed; nothing of it may have been written, import again",
+                        c -> imports.importRows(c, tenant, shardId, tables))
+                .thenCompose(done -> engine.forgetTenant(tenant, done.items()).thenApply(x -> {
+                    log.debug("move {}: imported rows of tenant {}: {}", moveId, tenant, counts(done.counts()));
+                    return done.counts();
+                }));
+    }
+
+    /**
+     * Changes the tenant's items' state and, once committed, drops the lanes' cached state of them,
+     * each lane after it wrote what it took before. The changed items' ledgers are dropped too,
+     * except at a freeze: the lanes may still be selling those items until each reaches the drop.
+     */
+    public CompletableFuture<TenantStates.Changed> change(String tenant, String moveId, TenantStates.Change change) {
+        return reads.submit(change + " of the tenant's items failed; repeat it",
+                        c -> states.change(c, tenant, change))
+                .thenCompose(done -> engine.forgetTenant(tenant,
+                        change == TenantStates.Change.FREEZE ? List.of() : done.items()).thenApply(x -> {
+                    log.info("move {}: {} tenant {}: {} items {} -> {}", moveId, change, tenant, done.count(),
+                            change.from, change.to);
+                    return done;
+                }));
+    }
+
+    /** Deletes the rows of the tenant's items in {@code state}, then drops the lanes' cached state of them. */
+    public CompletableFuture<TenantStates.Changed> drop(String tenant, String moveId, ItemState state) {
+        return reads.submit("DropTenant failed; repeat it", c -> states.drop(c, tenant, state))
+                .thenCompose(done -> engine.forgetTenant(tenant, done.items()).thenApply(x -> {
+                    log.info("move {}: dropped tenant {}'s {} items: {} rows", moveId, tenant, state, done.count());
+                    return done;
+                }));
+    }
+
+    /** The tenant's items here, as one snapshot sees them. */
+    public CompletableFuture<TenantSummary> summarize(String tenant, String region) {
+        return reads.submit("SummarizeTenant read failed", c -> summaries.summarize(c, shardId, region, tenant));
+    }
+
+    private static String counts(MoveCounts m) {
+        return "items=" + m.getItems() + ", buckets=" + m.getBuckets() + ", holds=" + m.getHolds() + ", usage="
+                + m.getUsage() + ", transfers=" + m.getTransfers() + ", restocks=" + m.getRestocks();
+    }
+}

@@ -1,0 +1,484 @@
+package io.lastunit.shard;
+
+import static io.lastunit.shard.MoveCalls.refused;
+import static io.lastunit.shard.MoveCalls.reserve;
+import static io.lastunit.shard.MoveCalls.tenantMoving;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import io.grpc.Context;
+import io.grpc.Status;
+import io.lastunit.api.inventory.v1.ConfirmRequest;
+import io.lastunit.api.inventory.v1.CreateItemRequest;
+import io.lastunit.api.inventory.v1.ExtendRequest;
+import io.lastunit.api.inventory.v1.GetStockRequest;
+import io.lastunit.api.inventory.v1.Hold;
+import io.lastunit.api.inventory.v1.HoldState;
+import io.lastunit.api.inventory.v1.ReleaseRequest;
+import io.lastunit.api.inventory.v1.ReserveOutcome;
+import io.lastunit.api.inventory.v1.ReserveResponse;
+import io.lastunit.api.inventory.v1.RestockRequest;
+import io.lastunit.api.inventory.v1.Stock;
+import io.lastunit.api.shard.v1.ClaimKeyRequest;
+import io.lastunit.api.shard.v1.DropState;
+import io.lastunit.api.shard.v1.ExportTenantRequest;
+import io.lastunit.api.shard.v1.ImportTenantRequest;
+import io.lastunit.api.shard.v1.TenantChunk;
+import io.lastunit.api.shard.v1.TenantRows;
+import io.lastunit.api.shard.v1.ItemSummary;
+import io.lastunit.api.shard.v1.TenantSummary;
+import io.lastunit.api.shard.v1.TransferInRequest;
+import io.lastunit.api.shard.v1.TransferOutRequest;
+import io.lastunit.api.topology.v1.MoveCounts;
+import io.lastunit.common.HoldId;
+import io.lastunit.common.Reason;
+import io.lastunit.shard.move.TenantTable;
+import io.lastunit.testkit.PostgresFixture;
+import io.lastunit.testkit.TestTimeouts;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.Iterator;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+/**
+ * The shard's side of a tenant move on two real shard nodes, each on its own PostgreSQL database:
+ * exports from the source imported into the target rebuild the tenant's rows exactly, a delta
+ * export carries exactly what was written since, imports repeat harmlessly and never overwrite
+ * what a shard serves, fenced items refuse every change, activation serves the copy (its holds
+ * confirm, retry and expire as on the source), and a drop deletes only the state it names. Each
+ * test works on a tenant of its own. The background sweepers are slowed to an hour: nothing
+ * expires unless a test asks the sweeper to look.
+ */
+class TenantMoveIT {
+    @RegisterExtension
+    static final PostgresFixture PG = new PostgresFixture();
+
+    private static final Map<String, Object> SETTINGS = Map.of("lastunit.shard.sweep-interval-ms", 3_600_000,
+            "lastunit.shard.lanes", 2);
+
+    private static ShardNodeHarness source;
+    private static ShardNodeHarness target;
+    private static MoveCalls from;
+    private static MoveCalls to;
+
+    @BeforeAll
+    static void startShards() throws Exception {
+        source = new ShardNodeHarness(PG, with("source")).start();
+        target = new ShardNodeHarness(PG, PG.newDatabase("target"), with("target")).start();
+        from = new MoveCalls(source);
+        to = new MoveCalls(target);
+    }
+
+    private static Map<String, Object> with(String id) {
+        Map<String, Object> m = new HashMap<>(SETTINGS);
+        m.put("lastunit.shard.id", id);
+        return m;
+    }
+
+    @AfterAll
+    static void stopShards() {
+        if (target != null) {
+            target.close();
+        }
+        if (source != null) {
+            source.close();
+        }
+    }
+
+    // ------------------------------------------------------------------ helpers
+
+    private static void createItem(ShardNodeHarness shard, String tenant, String item, long total, int buckets,
+                                   int perBuyerLimit) {
+        shard.blocking().createItem(CreateItemRequest.newBuilder().setTenantId(tenant).setItemId(item)
+                .setTotal(total).setBucketCount(buckets).setPerBuyerLimit(perBuyerLimit).setHomeRegion("local")
+                .setHoldTtlMs(600_000).build());
+    }
+
+    private static Hold hold(ShardNodeHarness shard, String tenant, String item, String key, int qty) {
+        ReserveResponse r = shard.blocking().reserve(reserve(tenant, item, key, qty));
+        assertThat(r.getOutcome()).isEqualTo(ReserveOutcome.RESERVED);
+        return r.getHold();
+    }
+
+    private static Stock stock(ShardNodeHarness shard, String tenant, String item) {
+        return shard.blocking().getStock(GetStockRequest.newBuilder().setTenantId(tenant).setItemId(item).build())
+                .getStock();
+    }
+
+    /** Items of several buckets, a capped item with buyer usage, every hold state, a restock, both transfer records. */
+    private static List<Hold> seed(String tenant) {
+        createItem(source, tenant, "multi", 400, 4, 0);
+        createItem(source, tenant, "capped", 50, 1, 5);
+        createItem(source, tenant, "plain", 20, 1, 0);
+        List<Hold> holds = new ArrayList<>();
+        for (int i = 0; i < 30; i++) {
+            holds.add(hold(source, tenant, "multi", "m" + i, 1 + i % 3));
+        }
+        for (int i = 0; i < 10; i++) {
+            holds.add(source.blocking().reserve(reserve(tenant, "capped", "c" + i, 1).toBuilder()
+                    .setBuyerId("buyer-" + (i % 4)).build()).getHold());
+        }
+        for (int i = 0; i < 5; i++) {
+            holds.add(hold(source, tenant, "plain", "p" + i, 1));
+        }
+        source.blocking().confirm(ConfirmRequest.newBuilder().setHoldId(holds.get(0).getHoldId()).setOrderRef("o0").build());
+        source.blocking().release(ReleaseRequest.newBuilder().setHoldId(holds.get(1).getHoldId()).build());
+        source.blocking().extend(ExtendRequest.newBuilder().setHoldId(holds.get(2).getHoldId()).build());
+        source.blocking().confirm(ConfirmRequest.newBuilder().setHoldId(holds.get(30).getHoldId()).setOrderRef("o1").build());
+        source.blocking().release(ReleaseRequest.newBuilder().setHoldId(holds.get(31).getHoldId()).build());
+        source.blocking().restock(RestockRequest.newBuilder().setTenantId(tenant).setItemId("plain").setQuantity(5)
+                .setRestockId("r1").build());
+        from.stub().transferOut(TransferOutRequest.newBuilder().setTransferId(tenant + "-out").setTenantId(tenant)
+                .setItemId("plain").setPeerShardId("elsewhere").setMaxQuantity(3).setMinQuantity(1).build());
+        from.stub().transferIn(TransferInRequest.newBuilder().setTransferId(tenant + "-in").setTenantId(tenant)
+                .setItemId("multi").setPeerShardId("elsewhere").setQuantity(7).build());
+        return holds;
+    }
+
+    /** The summary's items without what differs by design between a source and its copy: the state. */
+    private static List<ItemSummary> figures(TenantSummary s) {
+        List<ItemSummary> items = new ArrayList<>();
+        for (ItemSummary i : s.getItemsList()) {
+            items.add(i.toBuilder().clearState().build());
+        }
+        return items;
+    }
+
+    private static long rows(Map<String, List<String>> rows) {
+        return rows.values().stream().mapToLong(List::size).sum();
+    }
+
+    private static String holdRow(MoveCalls shard, String holdId, String columns) throws Exception {
+        return shard.query("SELECT " + columns + " FROM holds WHERE hold_id = ?::uuid", holdId).get(0);
+    }
+
+    // ------------------------------------------------------------------ copies
+
+    @Test
+    void exportAll_importedIntoAnotherShard_rebuildsEveryRow_andTheSummariesAgree() throws Exception {
+        String tenant = "t-copy";
+        List<Hold> holds = seed(tenant);
+
+        MoveCalls.Export export = from.export(tenant, "", 7); // small chunks: many of them, tables split across
+        Map<String, List<String>> sourceRows = from.rows(tenant);
+        assertThat(export.chunks()).hasSizeGreaterThan(5);
+        assertThat(export.counts()).isEqualTo(MoveCounts.newBuilder().setItems(3).setBuckets(6).setHolds(45)
+                .setUsage(4).setTransfers(2).setRestocks(1).build());
+        assertThat(export.rowCount()).isEqualTo(rows(sourceRows));
+        assertThat(export.chunks()).allSatisfy(c -> assertThat(c.getTablesList().stream()
+                .mapToInt(t -> t.getRowsCount()).sum()).isLessThanOrEqualTo(7));
+
+        MoveCounts imported = to.importAll(tenant, export);
+        assertThat(imported).isEqualTo(export.counts());
+        assertThat(to.rows(tenant)).isEqualTo(sourceRows);
+        assertThat(to.query("SELECT DISTINCT state FROM items WHERE tenant_id = ?", tenant)).containsExactly("IMPORTING");
+        TenantSummary there = to.summarize(tenant);
+        assertThat(figures(there)).isEqualTo(figures(from.summarize(tenant)));
+        assertThat(there.getItemsList()).extracting(ItemSummary::getState).containsOnly("IMPORTING");
+        assertThat(there.getShardId()).isEqualTo("target");
+        ItemSummary multi = there.getItems(1);
+        assertThat(multi.getItemId()).isEqualTo("multi");
+        assertThat(multi.getTransferredIn()).isEqualTo(7);
+        assertThat(multi.getHoldsByStateMap()).containsEntry("SOLD", 1L).containsEntry("RELEASED", 1L)
+                .containsEntry("HELD", 28L);
+        // A hold's expiry, key and fingerprint are what the source stored, to the microsecond.
+        for (Hold h : holds) {
+            String id = HoldId.decode(h.getHoldId(), "hold_id").uuid().toString();
+            String columns = "expires_at, idempotency_key, request_fingerprint, extended, state";
+            assertThat(holdRow(to, id, "concat_ws('|', " + columns + ")"))
+                    .isEqualTo(holdRow(from, id, "concat_ws('|', " + columns + ")"));
+        }
+        assertThat(target.checkInvariants().getDriftsList()).isEmpty();
+
+        // Imported again: the same rows written, nothing changes.
+        assertThat(to.importAll(tenant, export)).isEqualTo(export.counts());
+        assertThat(to.rows(tenant)).isEqualTo(sourceRows);
+        assertThat(figures(to.summarize(tenant))).isEqualTo(figures(from.summarize(tenant)));
+    }
+
+    @Test
+    void deltaExport_carriesExactlyTheRowsWrittenSince_andNothingWhenNothingWas() throws Exception {
+        String tenant = "t-delta";
+        createItem(source, tenant, "d", 100, 1, 0);
+        List<Hold> holds = new ArrayList<>();
+        for (int i = 0; i < 10; i++) {
+            holds.add(hold(source, tenant, "d", "h" + i, 1));
+        }
+        MoveCalls.Export first = from.exportAll(tenant);
+        assertThat(first.counts()).isEqualTo(MoveCounts.newBuilder().setItems(1).setBuckets(1).setHolds(10).build());
+
+        Set<String> changed = new HashSet<>();
+        for (int i = 0; i < 3; i++) {
+            changed.add(uuid(hold(source, tenant, "d", "n" + i, 2)));
+        }
+        source.blocking().confirm(ConfirmRequest.newBuilder().setHoldId(holds.get(0).getHoldId()).setOrderRef("o").build());
+        source.blocking().release(ReleaseRequest.newBuilder().setHoldId(holds.get(1).getHoldId()).build());
+        assertThat(from.update("UPDATE holds SET expires_at = now() - interval '1 second' WHERE hold_id = ?::uuid",
+                uuid(holds.get(2)))).isEqualTo(1);
+        assertThat(source.node().engine().sweep(tenant, "d", 0).get(ShardNodeHarness.deadlineMillis(),
+                TimeUnit.MILLISECONDS)).isEqualTo(1);
+        changed.add(uuid(holds.get(0)));
+        changed.add(uuid(holds.get(1)));
+        changed.add(uuid(holds.get(2)));
+
+        MoveCalls.Export delta = from.export(tenant, first.snapshot(), 0);
+        assertThat(delta.counts()).isEqualTo(MoveCounts.newBuilder().setBuckets(1).setHolds(6).build());
+        assertThat(MoveCalls.holdIds(delta)).isEqualTo(changed);
+        assertThat(delta.snapshot()).isNotEqualTo(first.snapshot());
+
+        MoveCalls.Export none = from.export(tenant, delta.snapshot(), 0);
+        assertThat(none.counts()).isEqualTo(MoveCounts.getDefaultInstance());
+        assertThat(none.chunks()).hasSize(1);
+
+        // The first export and the delta, applied in order, are the source's rows now.
+        to.importAll(tenant, first);
+        to.importAll(tenant, delta);
+        assertThat(to.rows(tenant)).isEqualTo(from.rows(tenant));
+        assertThat(figures(to.summarize(tenant))).isEqualTo(figures(from.summarize(tenant)));
+    }
+
+    private static String uuid(Hold h) {
+        return HoldId.decode(h.getHoldId(), "hold_id").uuid().toString();
+    }
+
+    @Test
+    void importOverAnItemThisShardServes_isRefused_andWritesNothing() throws Exception {
+        String tenant = "t-clash";
+        createItem(source, tenant, "x", 10, 1, 0);
+        createItem(source, tenant, "y", 10, 1, 0);
+        hold(source, tenant, "x", "k", 1);
+        hold(source, tenant, "y", "k", 1);
+        createItem(target, tenant, "x", 3, 1, 0);
+        MoveCalls.Export export = from.exportAll(tenant);
+        Map<String, List<String>> before = to.rows(tenant);
+
+        refused(() -> to.importAll(tenant, export), Status.Code.FAILED_PRECONDITION, Reason.TENANT_NOT_IMPORTABLE);
+        assertThat(to.rows(tenant)).isEqualTo(before);
+
+        to.freeze(tenant);
+        refused(() -> to.importAll(tenant, export), Status.Code.FAILED_PRECONDITION, Reason.TENANT_NOT_IMPORTABLE);
+        assertThat(to.rows(tenant)).isEqualTo(before);
+        assertThat(to.query("SELECT state FROM items WHERE tenant_id = ?", tenant)).containsExactly("FROZEN");
+    }
+
+    @Test
+    void rowsOfAnItemNotImportedFirst_areRefused() throws Exception {
+        String tenant = "t-orphan";
+        createItem(source, tenant, "o", 10, 1, 0);
+        hold(source, tenant, "o", "k", 1);
+        MoveCalls.Export export = from.exportAll(tenant);
+        var holdsOnly = ImportTenantRequest.newBuilder().setTenantId(tenant)
+                .setMoveId(MoveCalls.MOVE).addTables(TenantRows.newBuilder().setTable("holds")
+                        .addAllRows(export.rows("holds"))).build();
+        refused(() -> to.stub().importTenant(holdsOnly), Status.Code.FAILED_PRECONDITION, Reason.TENANT_NOT_IMPORTABLE);
+        assertThat(rows(to.rows(tenant))).isZero();
+    }
+
+    @Test
+    void anExportWaitsForItsCaller_inTheOneExportSlot_andACancelledOneStopsAndFreesIt() throws Exception {
+        String tenant = "t-big";
+        createItem(source, tenant, "big", 10, 1, 0);
+        // 20,000 ended holds written straight into the table: some 8 MB of rows, far past what gRPC's
+        // flow control lets a server send ahead of a caller that reads nothing.
+        assertThat(from.update("""
+                INSERT INTO holds (hold_id, tenant_id, item_id, bucket_no, region, qty, buyer_id, idempotency_key,
+                                   request_fingerprint, state, created_at, expires_at, ended_at)
+                SELECT gen_random_uuid(), ?, 'big', 0, 'local', 1, 'buyer-' || n, 'key-' || n, 'fingerprint-' || n,
+                       'RELEASED', now(), now(), now()
+                  FROM generate_series(1, 20000) AS n""", tenant)).isEqualTo(20_000);
+        Context.CancellableContext call = Context.current().withCancellation();
+        Iterator<TenantChunk> slow = call.call(() -> from.stub().exportTenant(ExportTenantRequest.newBuilder()
+                .setTenantId(tenant).setMoveId(MoveCalls.MOVE).setChunkRows(100).build()));
+        assertThat(slow.next().getLast()).isFalse();
+
+        // Its caller reads nothing more: the export waits for it and holds the node's one export slot.
+        refused(() -> from.exportAll("t-copy"), Status.Code.RESOURCE_EXHAUSTED, Reason.QUEUE_FULL);
+        call.cancel(null);
+        await().atMost(TestTimeouts.scaled(Duration.ofSeconds(30))).ignoreExceptions()
+                .until(() -> from.exportAll(tenant).counts().getHolds() == 20_000);
+    }
+
+    // ------------------------------------------------------------------ fenced items
+
+    @Test
+    void frozenItems_refuseEveryChange_whileOtherTenantsSell_andUnfreezeSellsAgain() throws Exception {
+        String tenant = "t-frz";
+        createItem(source, tenant, "f", 10, 1, 0);
+        createItem(source, "t-frz-other", "f", 10, 1, 0);
+        Hold held = hold(source, tenant, "f", "k0", 1);
+
+        var frozen = from.freeze(tenant);
+        assertThat(frozen.getItems()).isEqualTo(1);
+        assertThat(frozen.getShardId()).isEqualTo("source");
+        assertThat(frozen.getCommittedAtMicros()).isPositive();
+        assertFenced(source, tenant, "f", held);
+
+        assertThat(from.update("UPDATE holds SET expires_at = now() - interval '1 second' WHERE hold_id = ?::uuid",
+                uuid(held))).isEqualTo(1);
+        assertThat(source.node().engine().sweep(tenant, "f", 0).get(ShardNodeHarness.deadlineMillis(),
+                TimeUnit.MILLISECONDS)).as("a frozen item's due hold is not swept").isZero();
+        assertThat(holdRow(from, uuid(held), "state")).isEqualTo("HELD");
+        hold(source, "t-frz-other", "f", "k0", 1); // another tenant's item sells meanwhile
+
+        assertThat(from.freeze(tenant).getItems()).as("a repeat changes nothing").isZero();
+        assertThat(from.unfreeze(tenant).getItems()).isEqualTo(1);
+        assertThat(from.unfreeze(tenant).getItems()).isZero();
+        assertThat(source.node().engine().sweep(tenant, "f", 0).get(ShardNodeHarness.deadlineMillis(),
+                TimeUnit.MILLISECONDS)).as("active again: the due hold expires").isEqualTo(1);
+        hold(source, tenant, "f", "k1", 1);
+        assertThat(source.checkInvariants().getDriftsList()).isEmpty();
+    }
+
+    /** Every call that would change the item, or read it to answer a retry, is answered TENANT_MOVING. */
+    private static void assertFenced(ShardNodeHarness shard, String tenant, String item, Hold held) {
+        MoveCalls calls = new MoveCalls(shard);
+        tenantMoving(() -> shard.blocking().reserve(reserve(tenant, item, "new-key", 1)));
+        tenantMoving(() -> shard.blocking().reserve(reserve(tenant, item, held.getIdempotencyKey(), held.getQuantity())));
+        tenantMoving(() -> shard.blocking().confirm(ConfirmRequest.newBuilder().setHoldId(held.getHoldId())
+                .setOrderRef("o").build()));
+        tenantMoving(() -> shard.blocking().release(ReleaseRequest.newBuilder().setHoldId(held.getHoldId()).build()));
+        tenantMoving(() -> shard.blocking().extend(ExtendRequest.newBuilder().setHoldId(held.getHoldId()).build()));
+        tenantMoving(() -> calls.stub().claimKey(ClaimKeyRequest.newBuilder()
+                .setRequest(reserve(tenant, item, "claimed", 1)).setHomeRegion("local").build()));
+        tenantMoving(() -> shard.blocking().createItem(CreateItemRequest.newBuilder().setTenantId(tenant)
+                .setItemId(item).setTotal(10).setBucketCount(1).setHomeRegion("local").setHoldTtlMs(600_000).build()));
+        tenantMoving(() -> shard.blocking().createItem(CreateItemRequest.newBuilder().setTenantId(tenant)
+                .setItemId("brand-new").setTotal(10).setHomeRegion("local").build()));
+        tenantMoving(() -> shard.blocking().restock(RestockRequest.newBuilder().setTenantId(tenant).setItemId(item)
+                .setQuantity(1).setRestockId("r-fenced").build()));
+        tenantMoving(() -> calls.stub().transferOut(TransferOutRequest.newBuilder().setTransferId("x-out")
+                .setTenantId(tenant).setItemId(item).setPeerShardId("p").setMaxQuantity(1).build()));
+        tenantMoving(() -> calls.stub().transferIn(TransferInRequest.newBuilder().setTransferId("x-in")
+                .setTenantId(tenant).setItemId(item).setPeerShardId("p").setQuantity(1).build()));
+    }
+
+    @Test
+    void importingItems_answerTenantMoving_thenActivationSellsAndConfirmsACopiedHold() throws Exception {
+        String tenant = "t-act";
+        createItem(source, tenant, "a", 10, 1, 0);
+        Hold copied = hold(source, tenant, "a", "k0", 2);
+        hold(source, tenant, "a", "k1", 1);
+        to.importAll(tenant, from.exportAll(tenant));
+
+        assertFenced(target, tenant, "a", copied); // the lanes now cache the item as IMPORTING
+        assertThat(stock(target, tenant, "a").getHeld()).isEqualTo(3);
+
+        var activated = to.activate(tenant);
+        assertThat(activated.getItems()).isEqualTo(1);
+        assertThat(to.activate(tenant).getItems()).isZero();
+        ReserveResponse retried = target.blocking().reserve(reserve(tenant, "a", "k0", 2));
+        assertThat(retried.getOutcome()).isEqualTo(ReserveOutcome.RESERVED);
+        assertThat(retried.getHold().getHoldId()).isEqualTo(copied.getHoldId());
+        hold(target, tenant, "a", "k2", 3);
+        Hold sold = target.blocking().confirm(ConfirmRequest.newBuilder().setHoldId(copied.getHoldId())
+                .setOrderRef("order-1").build()).getHold();
+        assertThat(sold.getState()).isEqualTo(HoldState.SOLD);
+        Stock s = stock(target, tenant, "a");
+        assertThat(s.getSold()).isEqualTo(2);
+        assertThat(s.getHeld()).isEqualTo(4);
+        assertThat(s.getAvailable()).isEqualTo(4);
+        assertThat(target.checkInvariants().getDriftsList()).isEmpty();
+    }
+
+    @Test
+    void copiedHeldHold_expiresOnTheTarget_onlyOnceActive_atItsExpiresAt() throws Exception {
+        String tenant = "t-exp";
+        createItem(source, tenant, "e", 5, 1, 0);
+        Hold due = hold(source, tenant, "e", "k0", 2);
+        hold(source, tenant, "e", "k1", 1);
+        // The database is the judge of expiry: this hold's expiry is moved a second into the past on
+        // the source (whose sweeper sleeps), before the copy, so no real time has to pass.
+        from.update("UPDATE holds SET expires_at = now() - interval '1 second' WHERE hold_id = ?::uuid", uuid(due));
+        to.importAll(tenant, from.exportAll(tenant));
+        String expiresAt = holdRow(from, uuid(due), "expires_at::text");
+        assertThat(holdRow(to, uuid(due), "expires_at::text")).isEqualTo(expiresAt);
+
+        assertThat(target.node().sweeper().tick()).as("the only due hold on the target is IMPORTING").isZero();
+        assertThat(target.node().engine().sweep(tenant, "e", 0).get(ShardNodeHarness.deadlineMillis(),
+                TimeUnit.MILLISECONDS)).isZero();
+        assertThat(holdRow(to, uuid(due), "state")).as("IMPORTING: not swept").isEqualTo("HELD");
+
+        to.activate(tenant);
+        assertThat(target.node().sweeper().tick()).isEqualTo(1);
+        await().atMost(TestTimeouts.scaled(Duration.ofSeconds(30)))
+                .until(() -> holdRow(to, uuid(due), "state").equals("EXPIRED"));
+        assertThat(holdRow(to, uuid(due), "(ended_at >= expires_at)::text")).isEqualTo("true");
+        Stock s = stock(target, tenant, "e");
+        assertThat(s.getHeld()).isEqualTo(1);
+        assertThat(s.getAvailable()).isEqualTo(4);
+        assertThat(holdRow(from, uuid(due), "state")).as("the source's copy is untouched").isEqualTo("HELD");
+    }
+
+    // ------------------------------------------------------------------ drops
+
+    @Test
+    void dropTenant_deletesTheRowsOfItemsInThatStateOnly() throws Exception {
+        String tenant = "t-drop";
+        createItem(target, tenant, "own", 10, 1, 0);
+        hold(target, tenant, "own", "k", 1);
+        createItem(target, "t-drop-other", "p", 10, 2, 0);
+        hold(target, "t-drop-other", "p", "k", 1);
+        createItem(source, tenant, "p", 10, 2, 3);
+        createItem(source, tenant, "q", 10, 1, 0);
+        hold(source, tenant, "p", "k", 1);
+        hold(source, tenant, "q", "k", 1);
+        to.importAll(tenant, from.exportAll(tenant)); // taken: "own", ACTIVE here, is not among the rows
+        Map<String, List<String>> other = to.rows("t-drop-other");
+        long outboxOther = to.count("SELECT count(*) FROM outbox WHERE tenant_id = ?", "t-drop-other");
+
+        assertThat(to.drop(tenant, DropState.MOVED).getItems()).isZero();
+        long copied = to.count("SELECT count(*) FROM holds WHERE tenant_id = ? AND item_id <> 'own'", tenant)
+                + to.count("SELECT count(*) FROM buckets WHERE tenant_id = ? AND item_id <> 'own'", tenant)
+                + to.count("SELECT count(*) FROM buyer_usage WHERE tenant_id = ? AND item_id <> 'own'", tenant) + 2;
+        var dropped = to.drop(tenant, DropState.IMPORTING);
+        assertThat(dropped.getItems()).isEqualTo(copied);
+        assertThat(dropped.getCommittedAtMicros()).isPositive();
+        assertThat(to.query("SELECT item_id FROM items WHERE tenant_id = ?", tenant)).containsExactly("own");
+        assertThat(to.count("SELECT count(*) FROM holds WHERE tenant_id = ?", tenant)).isEqualTo(1);
+        assertThat(to.rows("t-drop-other")).isEqualTo(other);
+        assertThat(to.count("SELECT count(*) FROM outbox WHERE tenant_id = ?", "t-drop-other")).isEqualTo(outboxOther);
+        assertThat(to.drop(tenant, DropState.IMPORTING).getItems()).isZero();
+        hold(target, tenant, "own", "k2", 1);
+
+        // On the source: frozen, then retired (MOVED), then dropped with its outbox rows.
+        from.freeze(tenant);
+        assertThat(from.drop(tenant, DropState.MOVED).getItems()).as("FROZEN is not MOVED").isZero();
+        assertThat(from.retire(tenant).getItems()).isEqualTo(2);
+        long outbox = from.count("SELECT count(*) FROM outbox WHERE tenant_id = ?", tenant);
+        assertThat(outbox).isPositive();
+        long all = rows(from.rows(tenant)) + outbox;
+        assertThat(from.drop(tenant, DropState.IMPORTING).getItems()).isZero();
+        assertThat(from.drop(tenant, DropState.MOVED).getItems()).isEqualTo(all);
+        assertThat(rows(from.rows(tenant))).isZero();
+        assertThat(from.count("SELECT count(*) FROM outbox WHERE tenant_id = ?", tenant)).isZero();
+        refused(() -> source.blocking().reserve(reserve(tenant, "p", "k9", 1)), Status.Code.NOT_FOUND,
+                Reason.ITEM_NOT_FOUND);
+    }
+
+    // ------------------------------------------------------------------ the schema
+
+    @Test
+    void tenantTables_nameEveryColumnAndKey_ofEveryTableWithATenant_butTheOutbox() throws Exception {
+        List<String> tables = from.query("SELECT table_name FROM information_schema.columns WHERE column_name = ?"
+                + " AND table_schema = 'public' AND table_name <> 'outbox' ORDER BY table_name", "tenant_id");
+        assertThat(tables).containsExactlyInAnyOrderElementsOf(TenantTable.names());
+        for (TenantTable t : TenantTable.values()) {
+            assertThat(from.query("SELECT column_name FROM information_schema.columns WHERE table_schema = 'public'"
+                    + " AND table_name = ?", t.table)).as(t.table).containsExactlyInAnyOrderElementsOf(t.columns);
+            assertThat(from.query("""
+                    SELECT a.attname FROM pg_index i
+                      JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = ANY (i.indkey)
+                     WHERE i.indrelid = ?::regclass AND i.indisprimary""", t.table))
+                    .as(t.table).containsExactlyInAnyOrderElementsOf(t.primaryKey);
+        }
+    }
+}
