@@ -154,7 +154,7 @@ class MoverCrashFaultIT {
         Mover.Outcome o;
         try (Moves dying = moves(zk, crashAt, "dying")) {
             first[0] = dying;
-            Move planned = dying.plan(tenant, "big", 2_000, "");
+            Move planned = dying.plan(tenant, "big", 10_000, "");
             assertThat(catchThrowable(() -> dying.run(planned.getMoveId(), m -> { }))).isInstanceOf(Crash.class);
             atCrash = dying.get(planned.getMoveId());
         }

@@ -120,7 +120,8 @@ class MultiRegionMoveIT {
 
         for (String[] leg : new String[][] {{"shared", "big"}, {"big", "shared"}}) {
             Move started = admin.withDeadlineAfter(ClusterClients.callDeadlineMillis(), TimeUnit.MILLISECONDS)
-                    .startMove(StartMoveRequest.newBuilder().setTenantId(TENANT).setToCell(leg[1]).build());
+                    .startMove(StartMoveRequest.newBuilder().setTenantId(TENANT).setToCell(leg[1])
+                            .setMaxPauseMs(10_000).build());
             assertThat(started.getFromCell()).isEqualTo(leg[0]);
             Move done = MoveChecks.awaitFinished(admin, started.getMoveId(), Duration.ofSeconds(120));
             assertThat(done.getStep()).as(done.getReason()).isEqualTo(MoveStep.CLEANED);

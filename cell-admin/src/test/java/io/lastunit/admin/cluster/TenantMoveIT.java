@@ -137,7 +137,7 @@ class TenantMoveIT {
         Sale sale = sale(buyers, 3_000).holdAt(buyers.size() / 3, 2 * buyers.size() / 3).start();
         try {
             ClusterClients.awaitUntil(() -> sale.ended() >= buyers.size() / 3, "the first third of the sale");
-            Move started = startMove(MOVER, "big", 2_000);
+            Move started = startMove(MOVER, "big", 10_000);
             assertThat(started.getStep()).isEqualTo(MoveStep.PLANNED);
             sale.release();
             awaitStep(started.getMoveId(), MoveStep.FLIPPED);
@@ -185,7 +185,7 @@ class TenantMoveIT {
         assertThat(again.getHold().getHoldId()).isEqualTo(liveHolds.get(1).getHoldId());
 
         // And back: the same operation, from big to shared.
-        Move back = startMove(MOVER, "shared", 2_000);
+        Move back = startMove(MOVER, "shared", 10_000);
         assertThat(back.getFromCell()).isEqualTo("big");
         Move backDone = MoveChecks.awaitFinished(admin, back.getMoveId(), Duration.ofSeconds(120));
         assertThat(backDone.getStep()).as(backDone.getReason()).isEqualTo(MoveStep.CLEANED);

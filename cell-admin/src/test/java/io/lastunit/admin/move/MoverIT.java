@@ -262,7 +262,7 @@ class MoverIT {
     void move_rollsForwardThroughEveryStep_whileTheTenantWrites_andLosesNoAcceptedWrite() throws Exception {
         String tenant = tenantInA();
         writer.start();
-        Move planned = plan(tenant, "b", 2_000);
+        Move planned = plan(tenant, "b", 10_000);
         List<MoveStep> steps = Collections.synchronizedList(new ArrayList<>());
 
         Mover.Outcome o = mover(MoveFaults.NONE).run(planned.getMoveId(), m -> steps.add(m.getStep()));
@@ -288,7 +288,7 @@ class MoverIT {
         writer.items.putAll(Map.copyOf(itemsOf(tenant)));
         writer.writeTo("b");
         writer.start();
-        Move back = plan(tenant, "a", 2_000);
+        Move back = plan(tenant, "a", 10_000);
         assertThat(back.getFromCell()).isEqualTo("b");
         assertThat(mover(MoveFaults.NONE).run(back.getMoveId(), m -> { }).result()).isEqualTo(Mover.Result.CLEANED);
         assertAllIn(tenant, "a");
@@ -323,7 +323,7 @@ class MoverIT {
         String tenant = tenantInA();
         writer.start();
         boolean abortPath = point == CrashPoint.ABORTING || point == CrashPoint.ABORTED;
-        Move planned = plan(tenant, "b", 2_000);
+        Move planned = plan(tenant, "b", 10_000);
         AtomicBoolean crashed = new AtomicBoolean();
         MoveFaults crashAt = recorded -> {
             if (abortPath && recorded.getStep() == MoveStep.CATCHING_UP && !recorded.getAbortRequested()) {
@@ -368,7 +368,7 @@ class MoverIT {
     void anAbortRequestedWhileCopying_rollsBack_andTheTenantWritesOnTheSourceAgain() throws Exception {
         String tenant = tenantInA();
         writer.start();
-        Move planned = plan(tenant, "b", 2_000);
+        Move planned = plan(tenant, "b", 10_000);
         CountDownLatch atCopying = new CountDownLatch(1);
         CountDownLatch asked = new CountDownLatch(1);
         MoveFaults hold = recorded -> {
@@ -401,7 +401,7 @@ class MoverIT {
     void aDifferenceFoundByVerification_rollsBackBeforeTheFlip() throws Exception {
         String tenant = tenantInA();
         SHARDS.values().stream().filter(s -> s.info.getCell().equals("b")).findFirst().orElseThrow().corrupt(true);
-        Move planned = plan(tenant, "b", 2_000);
+        Move planned = plan(tenant, "b", 10_000);
 
         Mover.Outcome o = mover(MoveFaults.NONE).run(planned.getMoveId(), m -> { });
 
@@ -442,7 +442,7 @@ class MoverIT {
         FakeShard source = owner("a", tenant, "item-0", "r1");
         source.pendingTransfers("item-0", 1, Integer.MAX_VALUE);
         try {
-            Move planned = plan(tenant, "b", 2_000);
+            Move planned = plan(tenant, "b", 10_000);
             Mover.Outcome o = mover(MoveFaults.NONE).run(planned.getMoveId(), m -> { });
             assertThat(o.result()).isEqualTo(Mover.Result.ABORTED);
             assertThat(o.move().getReason()).contains("1 transfers of the tenant are still pending on a");
@@ -452,7 +452,7 @@ class MoverIT {
             writer = new Writer(tenant);
             writer.items.putAll(itemsOf(tenant));
             source.pendingTransfers("item-0", 1, 2);
-            Move again = plan(tenant, "b", 2_000);
+            Move again = plan(tenant, "b", 10_000);
             Mover.Outcome done = mover(MoveFaults.NONE).run(again.getMoveId(), m -> { });
             assertThat(done.result()).as(done.detail()).isEqualTo(Mover.Result.CLEANED);
             assertThat(done.move().getCatchUpRounds()).as("a pass after the wait").isGreaterThanOrEqualTo(2);
@@ -477,7 +477,7 @@ class MoverIT {
         for (FakeShard s : SHARDS.values()) {
             s.failNext("ImportTenant", Status.FAILED_PRECONDITION, 1);
         }
-        Move refused = plan(other, "b", 2_000);
+        Move refused = plan(other, "b", 10_000);
         Mover.Outcome o = mover(MoveFaults.NONE).run(refused.getMoveId(), m -> { });
         for (FakeShard s : SHARDS.values()) {
             s.failNext("ImportTenant", Status.FAILED_PRECONDITION, 0);
@@ -495,7 +495,7 @@ class MoverIT {
                 s.failNext("ActivateTenant", Status.UNAVAILABLE, 100);
             }
         }
-        Move planned = plan(tenant, "b", 2_000);
+        Move planned = plan(tenant, "b", 10_000);
         Mover.Outcome halted = mover(MoveFaults.NONE).run(planned.getMoveId(), m -> { });
         assertThat(halted.result()).isEqualTo(Mover.Result.HALTED);
         assertThat(halted.move().getStep()).isEqualTo(MoveStep.FLIPPED);
@@ -518,7 +518,7 @@ class MoverIT {
     @Test
     void aSecondMover_onAMoveThatIsRunning_isBusy_andAStaleMoverStopsAtItsNextWrite() throws Exception {
         String tenant = tenantInA();
-        Move planned = plan(tenant, "b", 2_000);
+        Move planned = plan(tenant, "b", 10_000);
         CuratorFramework first = connect();
         CountDownLatch atCopying = new CountDownLatch(1);
         CountDownLatch goOn = new CountDownLatch(1);
