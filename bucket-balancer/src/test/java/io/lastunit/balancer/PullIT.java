@@ -8,10 +8,13 @@ import io.grpc.StatusRuntimeException;
 import io.lastunit.api.balancer.v1.PullRequest;
 import io.lastunit.api.balancer.v1.PullResponse;
 import io.lastunit.api.shard.v1.ItemLevel;
+import io.lastunit.api.topology.v1.TenantState;
 import io.lastunit.balancer.transfer.TransferReason;
 import io.lastunit.common.GrpcErrors;
+import io.lastunit.common.topology.TopologyStore;
 import io.lastunit.testkit.PostgresFixture;
 import java.time.Duration;
+import java.time.InstantSource;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -174,6 +177,40 @@ class PullIT {
         assertThat(runs).as("runs of the mover for %d pulls", callers).isLessThanOrEqualTo(callers / 4);
         assertThat(cluster.allotmentSum("acme", "gone")).isEqualTo(60);
         assertThat(cluster.check().ok()).isTrue();
+    }
+
+    @Test
+    void pull_forATenantAMoveNames_isRefusedRetryably_andMovesNothing() throws Exception {
+        String tenant = "moving-co";
+        cluster.createItem(tenant, "boot", quotas(100, 100, 100));
+        // A move copying the tenant: still ACTIVE, but its placement names the move.
+        new TopologyStore(cluster.admin(), TopologyStore.ROOT_DEFAULT, InstantSource.system())
+                .setTenantState(tenant, TenantState.ACTIVE, "move-1", -1);
+        // Until the leader's cache has the placement, a pull for 1 unit into us (which holds 100)
+        // is answered from its level without a transfer; from then on it is refused.
+        PullRequest small = PullRequest.newBuilder().setTenantId(tenant).setItemId("boot").setRegion("us")
+                .setQuantity(1).build();
+        Awaits.until("the leader refuses pulls of the moving tenant", () -> {
+            try {
+                cluster.balancerApi(leader).pull(small);
+                return false;
+            } catch (StatusRuntimeException e) {
+                return "TENANT_MOVING".equals(GrpcErrors.errorInfo(e).map(i -> i.getReason()).orElse(""));
+            }
+        });
+        long transfers = leader.metrics().transfers(TransferReason.PULL);
+
+        StatusRuntimeException refused = catchThrowableOfType(StatusRuntimeException.class, () -> cluster
+                .balancerApi(leader).pull(small.toBuilder().setQuantity(150).build()));
+
+        assertThat(refused.getStatus().getCode()).isEqualTo(Status.Code.UNAVAILABLE);
+        assertThat(GrpcErrors.errorInfo(refused).orElseThrow().getReason()).isEqualTo("TENANT_MOVING");
+        assertThat(GrpcErrors.retryAfterMs(refused)).isPositive();
+        assertThat(leader.metrics().transfers(TransferReason.PULL)).isEqualTo(transfers);
+        Map<String, ItemLevel> levels = cluster.levels(tenant, "boot");
+        for (String region : List.of("eu", "us", "ap")) {
+            assertThat(levels.get(region).getAvailable()).as(region).isEqualTo(100);
+        }
     }
 
     @Test

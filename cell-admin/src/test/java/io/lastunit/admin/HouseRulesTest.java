@@ -14,6 +14,11 @@ class HouseRulesTest {
     }
 
     @Test
+    void theMovePlanIsPure() {
+        HouseRules.pure("io.lastunit.admin.move.plan..").forEach(r -> r.check(CLASSES));
+    }
+
+    @Test
     void noPackageCycles() {
         HouseRules.noPackageCycles("io.lastunit.admin").check(CLASSES);
     }

@@ -55,7 +55,11 @@ public final class LevelReader {
         this.callTimeout = callTimeout;
     }
 
-    /** Every item of the cell's ACTIVE tenants (MOVING tenants are left alone). */
+    /**
+     * Every item of the cell's tenants that no move names: a tenant being moved between cells
+     * (copying while it still sells, fenced MOVING, or cleaning up after its flip) is left alone,
+     * so that what the mover copies and verifies is not changed under it by transfers.
+     */
     public CellLevels cell(Topology topology, String cell) throws InterruptedException {
         List<ShardInfo> shards = topology.shards(cell);
         List<String> problems = new ArrayList<>();
@@ -63,8 +67,7 @@ public final class LevelReader {
         Map<ItemKey, Map<String, ItemLevel>> byItem = new TreeMap<>();
         for (Map.Entry<ShardInfo, ListLevelsResponse> e : answers.entrySet()) {
             for (ItemLevel l : e.getValue().getItemsList()) {
-                if (topology.cellOf(l.getTenantId()).equals(cell)
-                        && topology.stateOf(l.getTenantId()) == TenantState.ACTIVE
+                if (topology.cellOf(l.getTenantId()).equals(cell) && !moving(topology, l.getTenantId())
                         && owns(topology, e.getKey(), l)) {
                     byItem.computeIfAbsent(new ItemKey(l.getTenantId(), l.getItemId()), k -> new LinkedHashMap<>())
                             .put(e.getKey().getShardId(), l);
@@ -88,12 +91,14 @@ public final class LevelReader {
      * The item as its shards report it now.
      *
      * @throws Failure ITEM_NOT_FOUND when no shard of the tenant's cell has it, SHARD_UNAVAILABLE
-     *     when a shard of one of its regions did not answer, TENANT_MOVING for a MOVING tenant
+     *     when a shard of one of its regions did not answer, TENANT_MOVING (retryable) for a tenant
+     *     that a move names: no transfer is made for it until the move has finished
      */
     public ItemView item(Topology topology, ItemKey key) throws InterruptedException {
-        if (topology.stateOf(key.tenant()) == TenantState.MOVING) {
-            throw Failure.retryable(Reason.TENANT_MOVING, "tenant " + key.tenant() + " is moving between cells",
-                    Duration.ofSeconds(1));
+        if (moving(topology, key.tenant())) {
+            throw Failure.retryable(Reason.TENANT_MOVING, "tenant " + key.tenant() + " is moving between cells (move "
+                    + topology.moveOf(key.tenant()) + ", " + topology.stateOf(key.tenant()) + "); no transfer is made"
+                    + " for it until the move has finished", Duration.ofSeconds(1));
         }
         String cell = topology.cellOf(key.tenant());
         Cell c = topology.cell(cell).orElseThrow(() -> Failure.retryable(Reason.TOPOLOGY_UNAVAILABLE,
@@ -128,6 +133,11 @@ public final class LevelReader {
             throw Failure.retryable(Reason.SHARD_UNAVAILABLE, e.getMessage()
                     + (problems.isEmpty() ? "" : " (" + String.join("; ", problems) + ")"), Duration.ofMillis(500));
         }
+    }
+
+    /** A move names the tenant (copying, fenced or cleaning up), or it is MOVING. */
+    static boolean moving(Topology topology, String tenant) {
+        return topology.stateOf(tenant) != TenantState.ACTIVE || !topology.moveOf(tenant).isEmpty();
     }
 
     private static boolean owns(Topology topology, ShardInfo shard, ItemLevel l) {

@@ -11,8 +11,9 @@ import picocli.CommandLine.Spec;
  * ZooKeeper — cells, tenants and the invariant check across every shard.
  */
 @Command(name = "admin", mixinStandardHelpOptions = true,
-        subcommands = {CellsCommand.class, TenantsCommand.class, CheckCommand.class},
-        description = "Cells, tenant placement and the invariant check of a running platform.")
+        subcommands = {CellsCommand.class, TenantsCommand.class, MovesCommand.class, CheckCommand.class,
+                AdminServeCommand.class},
+        description = "Cells, tenant placement and moves, and the invariant check of a running platform; the admin server.")
 public final class AdminCommand implements Callable<Integer> {
     static final String ZOOKEEPER_DEFAULT = "127.0.0.1:2181";
     static final String NAMESPACE_DEFAULT = "/lastunit";
@@ -43,6 +44,14 @@ public final class AdminCommand implements Callable<Integer> {
             throw CliError.usage("--shard-trust-certificate: cannot read " + shardTrustCertificate);
         }
         return new ShardProbe(shardTrustCertificate);
+    }
+
+    /** The --shard-trust-certificate, checked readable (null: plaintext to shards). */
+    java.io.File shardTrust() {
+        if (shardTrustCertificate != null && !shardTrustCertificate.canRead()) {
+            throw CliError.usage("--shard-trust-certificate: cannot read " + shardTrustCertificate);
+        }
+        return shardTrustCertificate;
     }
 
     /** Checks --zookeeper and --namespace, then connects (exit 3 when ZooKeeper does not answer). */

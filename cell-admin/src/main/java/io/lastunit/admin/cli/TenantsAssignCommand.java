@@ -61,9 +61,10 @@ public final class TenantsAssignCommand implements Callable<Integer> {
             Optional<Versioned<TenantPlacement>> placement = zk.call(() -> zk.store().placement(tenant));
             int epoch = placement.map(Versioned::version).orElse(-1);
             String current = placement.map(p -> p.value().getCell()).orElse(Topology.SHARED_CELL);
-            if (placement.isPresent() && placement.get().value().getState() == TenantState.MOVING) {
+            if (placement.isPresent() && (placement.get().value().getState() == TenantState.MOVING
+                    || !placement.get().value().getMoveId().isEmpty())) {
                 throw CliError.usage("tenant " + tenant + " is being moved (move " + placement.get().value().getMoveId()
-                        + ", epoch " + epoch + "); not assigned");
+                        + ", " + placement.get().value().getState() + ", epoch " + epoch + "); not assigned");
             }
             if (current.equals(cell)) {
                 out.println("tenant " + tenant + " is already in cell " + cell + " (epoch " + epoch

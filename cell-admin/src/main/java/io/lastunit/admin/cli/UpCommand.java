@@ -28,7 +28,8 @@ import picocli.CommandLine.Spec;
  * Everything lives on 127.0.0.1. The topology is in memory: it is gone when this stops.
  */
 @Command(name = "up", mixinStandardHelpOptions = true,
-        description = {"Run a whole local platform until Ctrl-C: ZooKeeper, PostgreSQL, shard nodes and a router.",
+        description = {"Run a whole local platform until Ctrl-C: ZooKeeper, PostgreSQL, shard nodes, a router,"
+                + " a bucket-balancer and an admin server.",
                 "For trying lastunit and for development; the router accepts the dev token "
                         + LocalPlatform.DEV_TOKEN + " for every tenant."})
 public final class UpCommand implements Callable<Integer> {
@@ -77,7 +78,7 @@ public final class UpCommand implements Callable<Integer> {
                     + " pass --router-port 0 for a free one");
         }
         int total = regionList.size() * (shards + (dedicatedCell == null ? 0 : dedicatedShards()));
-        out.printf("lastunit up: starting ZooKeeper, %s, %d shard node%s, a router and a bucket-balancer ...%n",
+        out.printf("lastunit up: starting ZooKeeper, %s, %d shard node%s, a router, a bucket-balancer and an admin server ...%n",
                 jdbc.describe(), total, total == 1 ? "" : "s");
         out.flush();
 
@@ -141,6 +142,8 @@ public final class UpCommand implements Callable<Integer> {
         out.println("  zookeeper   " + zk + "   namespace /lastunit (in memory)");
         p.balancers().forEach(b -> out.println("  balancer    " + b.address() + "   bucket-balancer ("
                 + (b.isLeader() ? "leader" : "standby") + ")"));
+        out.println("  admin       127.0.0.1:" + p.adminPort() + "   lastunit.admin.v1.AdminService (tenant moves;"
+                + " the dev token), plaintext");
         out.println("  postgresql  " + dbs.describe());
         if (dbs.unsafeNoFsync()) {
             out.println("  WARNING     --unsafe-no-fsync: PostgreSQL does not flush commits to disk; a crash of this"
@@ -159,7 +162,9 @@ public final class UpCommand implements Callable<Integer> {
         out.println("  " + admin + " check");
         if (dedicatedCell != null) {
             out.println("  " + admin + " tenants assign big-tenant " + dedicatedCell);
+            out.println("  " + admin + " tenants move --tenant acme --to-cell " + dedicatedCell + " --wait");
         }
+        out.println("  " + admin + " moves list");
         out.println("  " + admin + " tenants show some-tenant");
         out.println("  grpcurl -plaintext " + router + " list   # the router serves reflection");
         out.println("  grpcurl -plaintext -H 'authorization: Bearer " + LocalPlatform.DEV_TOKEN + "' \\");

@@ -81,6 +81,11 @@ final class ZooKeeperSession implements AutoCloseable {
         return store;
     }
 
+    /** The session's Curator client (for a mover's lease). */
+    CuratorFramework client() {
+        return client;
+    }
+
     /** The topology as the routers see it (cells, shards, live shards, tenants), read once. */
     Topology snapshot() {
         if (cache == null) {

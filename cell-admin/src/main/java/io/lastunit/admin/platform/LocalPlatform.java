@@ -1,6 +1,10 @@
 package io.lastunit.admin.platform;
 
+import io.lastunit.admin.move.MoveFaults;
+import io.lastunit.admin.move.MoverSettings;
+import io.lastunit.admin.move.plan.MovePolicy;
 import io.lastunit.admin.platform.wiring.Wired;
+import io.lastunit.admin.server.AdminServer;
 import io.lastunit.api.topology.v1.ShardInfo;
 import io.lastunit.balancer.BalancerConfig;
 import io.lastunit.balancer.BalancerNode;
@@ -34,8 +38,9 @@ import org.slf4j.LoggerFactory;
 /**
  * A whole lastunit platform in one process, wired exactly as separate processes would be: a
  * ZooKeeper server ({@link EmbeddedZooKeeper}, on 127.0.0.1, unless one is given), cells whose shard nodes each have their
- * own PostgreSQL database and gRPC port on 127.0.0.1, registered in ZooKeeper, one router, and
- * bucket-balancers (one by default: the leader; more are standbys).
+ * own PostgreSQL database and gRPC port on 127.0.0.1, registered in ZooKeeper, one router,
+ * bucket-balancers (one by default: the leader; more are standbys), and an admin server
+ * ({@link AdminServer}: AdminService, the tenant moves) on 127.0.0.1.
  * Used by {@code ./lastunit up}, {@code ./lastunit demo} and the cluster tests. Shard nodes can be
  * stopped and started again on the same database and port. Not thread-safe: drive it from one
  * thread; the services it starts are.
@@ -53,6 +58,9 @@ public final class LocalPlatform implements AutoCloseable {
         ShardConfig.Jdbc forShard(String shardId) throws SQLException;
     }
 
+    /** How often a local platform's admin server resumes moves no mover holds. */
+    public static final Duration ADMIN_RESUME_INTERVAL_DEFAULT = Duration.ofSeconds(5);
+
     /** The token `./lastunit up` and the demo use: every tenant, admin. Never configure it in production. */
     public static final String DEV_TOKEN = "lastunit-dev-token";
 
@@ -68,6 +76,14 @@ public final class LocalPlatform implements AutoCloseable {
     private final Consumer<String> leftovers;
     private final LongSupplier routerClock;
     private final List<BalancerNode> balancers = new ArrayList<>();
+    private final boolean adminServerOn;
+    private final int adminPort;
+    private final Duration adminResumeInterval;
+    private final MoverSettings moverSettings;
+    private final MovePolicy movePolicy;
+    private final MoveFaults moveFaults;
+    private final InstantSource moverClock;
+    private AdminServer adminServer;
 
     private EmbeddedZooKeeper zookeeperServer;
     private String zookeeper;
@@ -93,6 +109,13 @@ public final class LocalPlatform implements AutoCloseable {
         this.balancerSettings = b.balancerSettings;
         this.leftovers = b.leftovers;
         this.routerClock = b.routerClock;
+        this.adminServerOn = b.adminServer;
+        this.adminPort = b.adminPort;
+        this.adminResumeInterval = b.adminResumeInterval;
+        this.moverSettings = b.moverSettings;
+        this.movePolicy = b.movePolicy;
+        this.moveFaults = b.moveFaults;
+        this.moverClock = b.moverClock;
     }
 
     public static Builder builder(ShardDatabases databases) {
@@ -113,6 +136,13 @@ public final class LocalPlatform implements AutoCloseable {
         private java.util.function.Consumer<BalancerConfig.Builder> balancerSettings = b -> { };
         private Consumer<String> leftovers = line -> log.warn("{}", line);
         private LongSupplier routerClock;
+        private boolean adminServer = true;
+        private int adminPort;
+        private Duration adminResumeInterval = ADMIN_RESUME_INTERVAL_DEFAULT;
+        private MoverSettings moverSettings = MoverSettings.defaults();
+        private MovePolicy movePolicy = MovePolicy.defaults();
+        private MoveFaults moveFaults = MoveFaults.NONE;
+        private InstantSource moverClock = InstantSource.system();
 
         private Builder(ShardDatabases databases) {
             this.databases = databases;
@@ -176,6 +206,36 @@ public final class LocalPlatform implements AutoCloseable {
          */
         public Builder routerClock(LongSupplier nanoClock) {
             this.routerClock = nanoClock;
+            return this;
+        }
+
+        /** Whether to start the admin server (default yes). */
+        public Builder adminServer(boolean on) {
+            this.adminServer = on;
+            return this;
+        }
+
+        /** The admin server's port (default 0: a free one). */
+        public Builder adminPort(int port) {
+            this.adminPort = port;
+            return this;
+        }
+
+        /**
+         * How often the admin server resumes moves that no mover holds (default 5 s); zero: never
+         * (tests that resume a crashed mover's move themselves).
+         */
+        public Builder adminResumeInterval(Duration interval) {
+            this.adminResumeInterval = interval;
+            return this;
+        }
+
+        /** The admin server's movers: their bounds, their policy, faults injected after each recorded step, their clock. */
+        public Builder movers(MoverSettings settings, MovePolicy policy, MoveFaults faults, InstantSource clock) {
+            this.moverSettings = settings;
+            this.movePolicy = policy;
+            this.moveFaults = faults;
+            this.moverClock = clock;
             return this;
         }
 
@@ -243,6 +303,28 @@ public final class LocalPlatform implements AutoCloseable {
             }
             Thread.sleep(20);
         }
+        if (adminServerOn) {
+            startAdminServer();
+        }
+    }
+
+    private void startAdminServer() throws IOException, InterruptedException {
+        Object trust = routerOverrides.get("lastunit.router.shard-trust-certificate");
+        java.io.File trustFile = trust == null || trust.toString().isBlank() ? null : new java.io.File(trust.toString());
+        AdminServer.Config config = new AdminServer.Config(zookeeper, TopologyStore.ROOT_DEFAULT, "127.0.0.1", adminPort,
+                tokenGrants, trustFile, 4, adminResumeInterval, moverSettings, movePolicy,
+                "local-platform-" + ProcessHandle.current().pid());
+        adminServer = new AdminServer(config, moveFaults, moverClock).start();
+    }
+
+    /** The admin server (AdminService, the tenant moves), or null when the platform runs none. */
+    public AdminServer adminServer() {
+        return adminServer;
+    }
+
+    /** The admin server's port. */
+    public int adminPort() {
+        return adminServer.port();
     }
 
     /** Starts one more bucket-balancer (a standby while another leads), with these injected faults. */
@@ -392,6 +474,9 @@ public final class LocalPlatform implements AutoCloseable {
 
     @Override
     public void close() {
+        if (adminServer != null) {
+            adminServer.close();
+        }
         for (BalancerNode b : new ArrayList<>(balancers)) {
             b.close();
         }

@@ -80,9 +80,10 @@ class LastunitCliTest {
 
     @Test
     void adminAndItsGroups_needACommand() {
-        assertUsageError(CliRun.of("admin"), "needs a command: cells, tenants, check");
+        assertUsageError(CliRun.of("admin"), "needs a command: cells, tenants, moves, check, serve");
         assertUsageError(CliRun.of("admin", "cells"), "needs a command: list, create");
-        assertUsageError(CliRun.of("admin", "tenants"), "needs a command: assign, show");
+        assertUsageError(CliRun.of("admin", "tenants"), "needs a command: assign, move, show");
+        assertUsageError(CliRun.of("admin", "moves"), "needs a command: list, show, abort, resume");
     }
 
     @ParameterizedTest

@@ -94,6 +94,16 @@ final class ClusterClients implements AutoCloseable {
         return token == null ? stub : stub.withInterceptors(bearer(token));
     }
 
+    static io.lastunit.api.admin.v1.AdminServiceGrpc.AdminServiceBlockingStub adminService(ManagedChannel ch,
+            String token) {
+        var stub = io.lastunit.api.admin.v1.AdminServiceGrpc.newBlockingStub(ch);
+        return token == null ? stub : stub.withInterceptors(bearer(token));
+    }
+
+    ManagedChannel adminChannel(LocalPlatform platform) {
+        return channel("127.0.0.1", platform.adminPort());
+    }
+
     /** Sends {@code authorization: Bearer <token>} on every call. */
     static ClientInterceptor bearer(String token) {
         return header("Bearer " + token);

@@ -136,6 +136,16 @@ public final class Topology {
         return p == null ? TenantState.ACTIVE : p.value().getState();
     }
 
+    /**
+     * The move that names the tenant ({@code TenantPlacement.move_id}): set from a move's start
+     * (the tenant still selling, ACTIVE) through its fence (MOVING) to its clean-up; empty when
+     * no move runs. The balancer leaves a tenant with a move alone.
+     */
+    public String moveOf(String tenant) {
+        Versioned<TenantPlacement> p = tenants.get(tenant);
+        return p == null ? "" : p.value().getMoveId();
+    }
+
     /** The tenant's placement and epoch, when it has one. */
     public Optional<Versioned<TenantPlacement>> placement(String tenant) {
         return Optional.ofNullable(tenants.get(tenant));

@@ -13,6 +13,8 @@ import org.apache.curator.utils.PathUtils;
  *   {root}/cells/{cell}/shards/{shard}   ShardInfo
  *   {root}/live/{shard}                  LiveShard (ephemeral)
  *   {root}/tenants/{tenant}              TenantPlacement
+ *   {root}/moves/{move}                  Move
+ *   {root}/moves/{move}/lease            the mover acting on it (ephemeral, plain text)
  * </pre>
  *
  * Immutable. Hazard: every name becomes a path segment, so names must pass {@link #isName}
@@ -26,6 +28,8 @@ final class TopologyPaths {
     static final String SHARDS = "shards";
     static final String LIVE = "live";
     static final String TENANTS = "tenants";
+    static final String MOVES = "moves";
+    static final String LEASE = "lease";
 
     final String root;
 
@@ -75,6 +79,18 @@ final class TopologyPaths {
 
     String tenant(String tenant) {
         return tenants() + "/" + tenant;
+    }
+
+    String moves() {
+        return root + "/" + MOVES;
+    }
+
+    String move(String moveId) {
+        return moves() + "/" + moveId;
+    }
+
+    String moveLease(String moveId) {
+        return move(moveId) + "/" + LEASE;
     }
 
     /** The segments of {@code path} below the root, or null when it is the root or not below it. */

@@ -1,6 +1,8 @@
 package io.lastunit.common.topology;
 
 import io.lastunit.api.topology.v1.Cell;
+import io.lastunit.api.topology.v1.Move;
+import io.lastunit.api.topology.v1.MoveStep;
 import io.lastunit.api.topology.v1.ShardInfo;
 import io.lastunit.api.topology.v1.TenantPlacement;
 import io.lastunit.api.topology.v1.TenantState;
@@ -65,6 +67,14 @@ public final class TopologyStore {
         this.client = Objects.requireNonNull(client, "client");
         this.paths = new TopologyPaths(root);
         this.clock = Objects.requireNonNull(clock, "clock");
+    }
+
+    /**
+     * True for a name a cell, shard, tenant, region or move may have: 1..64 printable ASCII
+     * characters without {@code /}, and not {@code .} or {@code ..} (each becomes a path segment).
+     */
+    public static boolean isName(String s) {
+        return TopologyPaths.isName(s);
     }
 
     /**
@@ -225,9 +235,24 @@ public final class TopologyStore {
      * @throws ConcurrentModificationException when the epoch is no longer {@code expectedEpoch}
      */
     public int assignTenant(String tenant, String cell, int expectedEpoch) {
+        return assignTenant(tenant, cell, "", expectedEpoch);
+    }
+
+    /**
+     * {@link #assignTenant(String, String, int)} naming a move: a move's flip (its commit point)
+     * places the tenant in the target cell, ACTIVE, still naming the move until it has cleaned up,
+     * so the balancer keeps leaving the tenant alone.
+     *
+     * @param moveId empty or null for none
+     */
+    public int assignTenant(String tenant, String cell, String moveId, int expectedEpoch) {
         requireName("tenant", tenant);
         requireName("cell", cell);
         requireEpoch(expectedEpoch);
+        String move = moveId == null ? "" : moveId;
+        if (!move.isEmpty()) {
+            requireName("move id", move);
+        }
         zk("read " + paths.cell(cell), () -> {
             if (client.checkExists().forPath(paths.cell(cell)) == null) {
                 throw new IllegalArgumentException("unknown cell " + cell + " for tenant " + tenant);
@@ -238,7 +263,7 @@ public final class TopologyStore {
             return null;
         });
         TenantPlacement value = TenantPlacement.newBuilder()
-                .setTenantId(tenant).setCell(cell).setState(TenantState.ACTIVE).build();
+                .setTenantId(tenant).setCell(cell).setState(TenantState.ACTIVE).setMoveId(move).build();
         return writeTenant(tenant, value, expectedEpoch);
     }
 
@@ -246,7 +271,8 @@ public final class TopologyStore {
      * Sets the tenant's state, keeping its cell, if its epoch is still {@code expectedEpoch}
      * (-1: it has no placement, so it is in the shared cell and gets a placement there).
      *
-     * @param moveId the move in progress: required for MOVING, empty or null for ACTIVE
+     * @param moveId the move in progress: required for MOVING (fenced); for ACTIVE, empty or null
+     *               when no move runs, or the move that is copying the tenant while it still sells
      * @return the new epoch
      * @throws ConcurrentModificationException when the epoch is no longer {@code expectedEpoch}
      */
@@ -257,8 +283,9 @@ public final class TopologyStore {
         if (state == TenantState.MOVING && !TopologyPaths.isName(move)) {
             throw new IllegalArgumentException("tenant " + tenant + ": MOVING needs a move id of 1.."
                     + TopologyPaths.NAME_LENGTH_MAX + " printable ASCII characters, got '" + move + "'");
-        } else if (state == TenantState.ACTIVE && !move.isEmpty()) {
-            throw new IllegalArgumentException("tenant " + tenant + ": ACTIVE takes no move id, got '" + move + "'");
+        } else if (state == TenantState.ACTIVE && !move.isEmpty() && !TopologyPaths.isName(move)) {
+            throw new IllegalArgumentException("tenant " + tenant + ": move id '" + move + "' is not a name of 1.."
+                    + TopologyPaths.NAME_LENGTH_MAX + " printable ASCII characters without '/'");
         } else if (state != TenantState.MOVING && state != TenantState.ACTIVE) {
             throw new IllegalArgumentException("tenant " + tenant + ": state must be ACTIVE or MOVING, got " + state);
         }
@@ -274,6 +301,159 @@ public final class TopologyStore {
         TenantPlacement value = TenantPlacement.newBuilder()
                 .setTenantId(tenant).setCell(cell).setState(state).setMoveId(move).build();
         return writeTenant(tenant, value, expectedEpoch);
+    }
+
+    /**
+     * Records a new tenant move (DESIGN §8) and names it in the tenant's placement, in one
+     * ZooKeeper transaction: {@code tenants/{tenant}} becomes ACTIVE in its cell with
+     * {@code move_id} (compare-and-set on {@code expectedEpoch}; -1 creates the placement of a
+     * tenant that lived in the shared cell by default) and {@code moves/{id}} is created with
+     * {@code move}. Either both are written or neither: of two moves started on one tenant from
+     * the same epoch exactly one is recorded, and the other changes nothing.
+     *
+     * @param move step PLANNED, {@code from_cell} the tenant's cell at {@code expectedEpoch},
+     *             {@code planned_epoch} = {@code expectedEpoch + 1}
+     * @return the move as recorded (version 0)
+     * @throws IllegalArgumentException for a bad name, step or epoch, or a from_cell that is not
+     *     the tenant's cell
+     * @throws IllegalStateException when the placement at {@code expectedEpoch} names a move already
+     * @throws ConcurrentModificationException when the tenant's epoch is no longer
+     *     {@code expectedEpoch} (another move or placement came first), or the move id is taken
+     */
+    public Versioned<Move> startMove(Move move, int expectedEpoch) {
+        checkNewMove(move, expectedEpoch);
+        String tenant = move.getTenantId();
+        String tenantPath = paths.tenant(tenant);
+        String movePath = paths.move(move.getMoveId());
+        TenantPlacement placed = TenantPlacement.newBuilder().setTenantId(tenant).setCell(move.getFromCell())
+                .setState(TenantState.ACTIVE).setMoveId(move.getMoveId()).build();
+        return zk("start move " + move.getMoveId(), () -> {
+            Optional<Versioned<TenantPlacement>> current = readTenant(tenantPath);
+            if (current.map(Versioned::version).orElse(-1) == expectedEpoch) {
+                TenantPlacement p = current.map(Versioned::value).orElse(null);
+                String cell = p == null ? Topology.SHARED_CELL : p.getCell();
+                if (p != null && !p.getMoveId().isEmpty()) {
+                    throw new IllegalStateException("tenant " + tenant + ": move " + p.getMoveId()
+                            + " is running (epoch " + expectedEpoch + ")");
+                }
+                if (!cell.equals(move.getFromCell())) {
+                    throw new IllegalArgumentException("move " + move.getMoveId() + ": from_cell " + move.getFromCell()
+                            + ", but tenant " + tenant + " lives in cell " + cell + " at epoch " + expectedEpoch);
+                }
+            }
+            ensureFolder(paths.moves());
+            ensureFolder(paths.tenants());
+            byte[] tenantData = TopologyCodec.encode(placed);
+            List<CuratorOp> ops = new ArrayList<>();
+            ops.add(expectedEpoch == -1 ? client.transactionOp().create().forPath(tenantPath, tenantData)
+                    : client.transactionOp().setData().withVersion(expectedEpoch).forPath(tenantPath, tenantData));
+            ops.add(client.transactionOp().create().forPath(movePath, TopologyCodec.encode(move)));
+            try {
+                client.transaction().forOperations(ops);
+                return new Versioned<>(move, 0);
+            } catch (KeeperException.NodeExistsException | KeeperException.BadVersionException
+                    | KeeperException.NoNodeException e) {
+                Optional<Versioned<TenantPlacement>> now = readTenant(tenantPath);
+                Optional<Versioned<Move>> recorded = readMove(movePath);
+                if (now.isPresent() && now.get().version() == expectedEpoch + 1 && now.get().value().equals(placed)
+                        && recorded.isPresent() && recorded.get().value().equals(move)) {
+                    return recorded.get(); // our own transaction, applied before a connection loss and retried
+                }
+                if (recorded.isPresent()) {
+                    throw new ConcurrentModificationException(movePath + " exists (" + describeMove(recorded.get())
+                            + "); move " + move.getMoveId() + " not started");
+                }
+                throw new ConcurrentModificationException(tenantPath + ": expected epoch " + expectedEpoch
+                        + (expectedEpoch == -1 ? " (no placement)" : "") + ", found " + describe(now)
+                        + "; move " + move.getMoveId() + " not started");
+            }
+        });
+    }
+
+    /** The move and its version, read together; empty when there is no such move. */
+    public Optional<Versioned<Move>> move(String moveId) {
+        requireName("move id", moveId);
+        return zk("read " + paths.move(moveId), () -> readMove(paths.move(moveId)));
+    }
+
+    /** Every recorded move with its version, in no particular order. */
+    public List<Versioned<Move>> moves() {
+        return zk("read " + paths.moves(), () -> {
+            List<Versioned<Move>> moves = new ArrayList<>();
+            for (String id : childrenOrEmpty(paths.moves())) {
+                readMove(paths.move(id)).ifPresent(moves::add);
+            }
+            return moves;
+        });
+    }
+
+    /**
+     * Writes {@code move} over {@code moves/{id}} if its version is still {@code expectedVersion}:
+     * the only way a move changes, so a mover acting on an old view of its move (another mover
+     * took it over, an operator asked it to abort) fails instead of overwriting.
+     *
+     * @return the new version
+     * @throws IllegalArgumentException for a bad move id or version
+     * @throws ConcurrentModificationException when the version is no longer {@code expectedVersion}
+     *     or the move does not exist
+     */
+    public int updateMove(Move move, int expectedVersion) {
+        requireName("move id", move.getMoveId());
+        if (expectedVersion < 0) {
+            // -1 would be "any version" to ZooKeeper: a blind overwrite.
+            throw new IllegalArgumentException("expectedVersion=" + expectedVersion + " must be >= 0");
+        }
+        String path = paths.move(move.getMoveId());
+        byte[] data = TopologyCodec.encode(move);
+        return zk("write " + path, () -> {
+            try {
+                return client.setData().withVersion(expectedVersion).forPath(path, data).getVersion();
+            } catch (KeeperException.BadVersionException | KeeperException.NoNodeException e) {
+                Optional<Versioned<Move>> now = readMove(path);
+                if (now.isPresent() && now.get().version() == expectedVersion + 1 && now.get().value().equals(move)) {
+                    return expectedVersion + 1; // our own write, applied before a connection loss and retried
+                }
+                throw new ConcurrentModificationException(path + ": expected version " + expectedVersion + ", found "
+                        + now.map(TopologyStore::describeMove).orElse("no move"));
+            }
+        });
+    }
+
+    private Optional<Versioned<Move>> readMove(String path) throws Exception {
+        Stat stat = new Stat();
+        Move m = readData(path, Move.newBuilder(), stat);
+        return m == null ? Optional.empty() : Optional.of(new Versioned<>(m, stat.getVersion()));
+    }
+
+    private static String describeMove(Versioned<Move> m) {
+        Move v = m.value();
+        return "version " + m.version() + " (tenant=" + v.getTenantId() + ", " + v.getFromCell() + " -> "
+                + v.getToCell() + ", step=" + v.getStep() + (v.getOwner().isEmpty() ? "" : ", owner=" + v.getOwner())
+                + ")";
+    }
+
+    private static void checkNewMove(Move move, int expectedEpoch) {
+        List<String> problems = new ArrayList<>();
+        for (String[] f : new String[][] {{"move_id", move.getMoveId()}, {"tenant_id", move.getTenantId()},
+                {"from_cell", move.getFromCell()}, {"to_cell", move.getToCell()}}) {
+            if (!TopologyPaths.isName(f[1])) {
+                problems.add(f[0] + ": '" + f[1] + "' is not a name of 1.." + TopologyPaths.NAME_LENGTH_MAX
+                        + " printable ASCII characters without '/'");
+            }
+        }
+        if (move.getFromCell().equals(move.getToCell())) {
+            problems.add("from_cell and to_cell are both " + move.getToCell());
+        }
+        if (move.getStep() != MoveStep.PLANNED) {
+            problems.add("a new move is PLANNED, not " + move.getStep());
+        }
+        if (expectedEpoch < -1) {
+            problems.add("expectedEpoch=" + expectedEpoch + " (use -1 for a tenant with no placement)");
+        } else if (move.getPlannedEpoch() != expectedEpoch + 1) {
+            problems.add("planned_epoch " + move.getPlannedEpoch() + " must be the epoch the start writes, "
+                    + (expectedEpoch + 1));
+        }
+        failIfAny(problems);
     }
 
     private int writeTenant(String tenant, TenantPlacement value, int expectedEpoch) {

@@ -267,11 +267,38 @@ class TopologyStoreIT {
     }
 
     @Test
+    void setTenantState_activeWithAMoveId_isAMoveCopyingTheTenant_whileItSells() {
+        store.createCell("c1", List.of("eu", "us"), C1_SHARDS);
+        store.assignTenant("acme", "c1", -1);
+
+        assertThat(store.setTenantState("acme", TenantState.ACTIVE, "move-2", 0)).isEqualTo(1);
+
+        TenantPlacement p = store.placement("acme").orElseThrow().value();
+        assertThat(p.getState()).isEqualTo(TenantState.ACTIVE);
+        assertThat(p.getMoveId()).isEqualTo("move-2");
+        assertThat(p.getCell()).isEqualTo("c1");
+    }
+
+    @Test
+    void assignTenant_namingAMove_placesTheTenantActiveInTheCell_withTheMove() {
+        store.createCell("c1", List.of("eu", "us"), C1_SHARDS);
+        store.setTenantState("acme", TenantState.MOVING, "move-3", -1);
+
+        assertThat(store.assignTenant("acme", "c1", "move-3", 0)).isEqualTo(1);
+
+        TenantPlacement p = store.placement("acme").orElseThrow().value();
+        assertThat(p).isEqualTo(TenantPlacement.newBuilder().setTenantId("acme").setCell("c1")
+                .setState(TenantState.ACTIVE).setMoveId("move-3").build());
+        assertThatThrownBy(() -> store.assignTenant("acme", "c1", "m/3", 1))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("move id");
+    }
+
+    @Test
     void setTenantState_refusesInconsistentArguments() {
         assertThatThrownBy(() -> store.setTenantState("acme", TenantState.MOVING, "", -1))
                 .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("MOVING needs a move id");
-        assertThatThrownBy(() -> store.setTenantState("acme", TenantState.ACTIVE, "m1", -1))
-                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("ACTIVE takes no move id");
+        assertThatThrownBy(() -> store.setTenantState("acme", TenantState.ACTIVE, "m/1", -1))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("move id 'm/1' is not a name");
         assertThatThrownBy(() -> store.setTenantState("acme", TenantState.TENANT_STATE_UNSPECIFIED, "", -1))
                 .isInstanceOf(IllegalArgumentException.class);
         assertThatThrownBy(() -> store.setTenantState("a/b", TenantState.ACTIVE, "", -1))

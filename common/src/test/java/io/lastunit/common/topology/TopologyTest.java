@@ -49,6 +49,17 @@ class TopologyTest {
     }
 
     @Test
+    void moveOf_isThePlacementsMoveId_andEmptyWithoutOne() {
+        Topology t = Topology.of(List.of(cell("shared", "eu")), List.of(shard("sh-eu-1", "shared", "eu")), List.of(),
+                Map.of("acme", new Versioned<>(TenantPlacement.newBuilder().setTenantId("acme").setCell("shared")
+                        .setState(TenantState.ACTIVE).setMoveId("m1").build(), 3)));
+        assertThat(t.moveOf("acme")).isEqualTo("m1");
+        assertThat(t.stateOf("acme")).isEqualTo(TenantState.ACTIVE);
+        assertThat(t.moveOf("nobody")).isEmpty();
+        assertThat(topology.moveOf("acme")).isEmpty();
+    }
+
+    @Test
     void shards_areSortedById_perCellAndRegion() {
         assertThat(topology.shards("shared", "eu")).extracting(ShardInfo::getShardId).containsExactly("sh-eu-1", "sh-eu-2");
         assertThat(topology.shards("shared", "us")).extracting(ShardInfo::getShardId).containsExactly("sh-us-1");

@@ -1,0 +1,196 @@
+package io.lastunit.admin.move;
+
+import io.lastunit.admin.move.plan.RowPlacement;
+import io.lastunit.api.shard.v1.ExportTenantRequest;
+import io.lastunit.api.shard.v1.ImportTenantRequest;
+import io.lastunit.api.shard.v1.ImportTenantResponse;
+import io.lastunit.api.shard.v1.TenantChunk;
+import io.lastunit.api.shard.v1.TenantRow;
+import io.lastunit.api.shard.v1.TenantRows;
+import io.lastunit.api.topology.v1.MoveCounts;
+import io.lastunit.api.topology.v1.ShardInfo;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Future;
+
+/**
+ * One copy pass of a move: every source shard's export (everything, or what changed since the
+ * snapshot the previous pass read there), each row routed to its target shard
+ * ({@link RowPlacement}) and imported there in requests of at most {@code importRowsMax} rows and
+ * {@code importBytesMax} bytes. Source shards are copied in parallel on the caller's pool; the
+ * rows of one source reach each target in the order they were exported, so an item always arrives
+ * before its buckets and holds.
+ *
+ * <p>Not thread-safe itself (one pass, one caller); its sources' tasks share nothing but the
+ * {@link Checkpoint}, which must be thread-safe. Hazard: a pass that fails half-way has imported
+ * part of the rows. That is harmless (imports are upserts and the items stay IMPORTING, never
+ * served), and the next pass, or the roll-back's DropTenant IMPORTING, deals with them.
+ */
+final class CopyPass {
+    /** Called between chunks, from the pass's threads: the mover's lease check and abort poll. */
+    @FunctionalInterface
+    interface Checkpoint {
+        void check();
+    }
+
+    /**
+     * @param rowsExported rows the sources exported (a row exported twice after a retried stream counts once)
+     * @param copied       rows the targets wrote, by kind
+     * @param snapshots    per source shard id, the snapshot its export read: the next pass's since
+     */
+    record Result(long rowsExported, MoveCounts copied, Map<String, String> snapshots) {
+    }
+
+    private final TenantShards shards;
+    private final MoverSettings settings;
+
+    CopyPass(TenantShards shards, MoverSettings settings) {
+        this.shards = shards;
+        this.settings = settings;
+    }
+
+    /**
+     * @param since           per source shard id, the snapshot to copy from; a source without one is copied whole
+     * @param targetsByRegion the target cell's shards by region
+     * @param deadlineNanos   when the whole pass must have ended ({@link TenantShards#NO_DEADLINE}: each
+     *                        export has its own timeout)
+     * @throws TenantShards.StepFailed when a source or target failed for good
+     */
+    Result run(String tenant, String moveId, List<ShardInfo> sources, Map<String, List<ShardInfo>> targetsByRegion,
+            Map<String, String> since, TenantShards.Guard guard, Checkpoint checkpoint, long deadlineNanos,
+            ExecutorService pool) throws InterruptedException {
+        List<Future<Result>> futures = new ArrayList<>();
+        for (ShardInfo source : sources) {
+            List<ShardInfo> targets = targetsByRegion.getOrDefault(source.getRegion(), List.of());
+            futures.add(pool.submit(() -> copyOne(tenant, moveId, source, targets, since.getOrDefault(
+                    source.getShardId(), ""), guard, checkpoint, deadlineNanos)));
+        }
+        long rows = 0;
+        MoveCounts copied = MoveCounts.getDefaultInstance();
+        Map<String, String> snapshots = new LinkedHashMap<>();
+        RuntimeException failure = null;
+        try {
+            for (Future<Result> f : futures) {
+                if (failure != null) {
+                    break; // the others were cancelled; their threads stop at their next call
+                }
+                try {
+                    Result r = f.get();
+                    rows += r.rowsExported();
+                    copied = add(copied, r.copied());
+                    snapshots.putAll(r.snapshots());
+                } catch (ExecutionException e) {
+                    if (failure == null) {
+                        failure = e.getCause() instanceof RuntimeException re ? re
+                                : new IllegalStateException("copy pass of tenant " + tenant + ": " + e.getCause(),
+                                        e.getCause());
+                        futures.forEach(other -> other.cancel(true));
+                    }
+                }
+            }
+        } finally {
+            futures.forEach(f -> f.cancel(true));
+        }
+        if (failure != null) {
+            throw failure;
+        }
+        return new Result(rows, copied, snapshots);
+    }
+
+    private Result copyOne(String tenant, String moveId, ShardInfo source, List<ShardInfo> targets, String since,
+            TenantShards.Guard guard, Checkpoint checkpoint, long deadlineNanos) throws InterruptedException {
+        Map<String, ShardInfo> targetById = new HashMap<>();
+        targets.forEach(t -> targetById.put(t.getShardId(), t));
+        Map<String, Batch> batches = new LinkedHashMap<>();
+        MoveCounts[] copied = {MoveCounts.getDefaultInstance()};
+        ExportTenantRequest req = ExportTenantRequest.newBuilder().setTenantId(tenant).setMoveId(moveId)
+                .setSinceSnapshot(since).setChunkRows(settings.chunkRows()).build();
+        TenantShards.Exported exported = shards.export(source, req, guard, deadlineNanos, (TenantChunk chunk) -> {
+            checkpoint.check();
+            Map<String, List<TenantRows>> routed;
+            try {
+                routed = RowPlacement.route(tenant, chunk.getTablesList(), targets);
+            } catch (IllegalArgumentException e) {
+                throw new TenantShards.StepFailed("source " + source.getShardId() + " in region " + source.getRegion()
+                        + ": the target cell has no shard in that region (" + e.getMessage() + ")");
+            }
+            for (Map.Entry<String, List<TenantRows>> e : routed.entrySet()) {
+                Batch b = batches.computeIfAbsent(e.getKey(), id -> new Batch(targetById.get(id)));
+                for (TenantRows t : e.getValue()) {
+                    for (TenantRow row : t.getRowsList()) {
+                        if (!b.fits(row)) {
+                            copied[0] = add(copied[0], flush(tenant, moveId, b, guard, deadlineNanos));
+                        }
+                        b.add(t.getTable(), row);
+                    }
+                }
+            }
+        });
+        for (Batch b : batches.values()) {
+            if (!b.isEmpty()) {
+                copied[0] = add(copied[0], flush(tenant, moveId, b, guard, deadlineNanos));
+            }
+        }
+        return new Result(exported.rows(), copied[0], Map.of(source.getShardId(), exported.snapshot()));
+    }
+
+    private MoveCounts flush(String tenant, String moveId, Batch b, TenantShards.Guard guard, long deadlineNanos)
+            throws InterruptedException {
+        ImportTenantRequest req = ImportTenantRequest.newBuilder().setTenantId(tenant).setMoveId(moveId)
+                .addAllTables(b.drain()).build();
+        ImportTenantResponse r = shards.importRows(b.target, req, guard, deadlineNanos);
+        return r.getCounts();
+    }
+
+    /** The rows waiting for one target shard, in export order, within the import bounds. */
+    private final class Batch {
+        final ShardInfo target;
+        private final List<TenantRows.Builder> tables = new ArrayList<>();
+        private int rows;
+        private long bytes;
+
+        Batch(ShardInfo target) {
+            this.target = target;
+        }
+
+        boolean fits(TenantRow row) {
+            return rows == 0 || (rows + 1 <= settings.importRowsMax()
+                    && bytes + row.getSerializedSize() + 16 <= settings.importBytesMax());
+        }
+
+        void add(String table, TenantRow row) {
+            TenantRows.Builder last = tables.isEmpty() ? null : tables.get(tables.size() - 1);
+            if (last == null || !last.getTable().equals(table)) {
+                last = TenantRows.newBuilder().setTable(table);
+                tables.add(last);
+            }
+            last.addRows(row);
+            rows++;
+            bytes += row.getSerializedSize() + 16;
+        }
+
+        boolean isEmpty() {
+            return rows == 0;
+        }
+
+        List<TenantRows> drain() {
+            List<TenantRows> out = tables.stream().map(TenantRows.Builder::build).toList();
+            tables.clear();
+            rows = 0;
+            bytes = 0;
+            return out;
+        }
+    }
+
+    static MoveCounts add(MoveCounts a, MoveCounts b) {
+        return MoveCounts.newBuilder().setItems(a.getItems() + b.getItems()).setBuckets(a.getBuckets() + b.getBuckets())
+                .setHolds(a.getHolds() + b.getHolds()).setUsage(a.getUsage() + b.getUsage())
+                .setTransfers(a.getTransfers() + b.getTransfers()).setRestocks(a.getRestocks() + b.getRestocks())
+                .build();
+    }
+}
