@@ -250,6 +250,26 @@ with open(out, "w") as f:
     w("## Flash sale in 3 regions (same sale, stock split evenly, buyers spread evenly, a bucket-balancer)\n\n")
     w(f"`sold={regional.get('sold', '?')} total={regional.get('total', '?')}`, `invariant={regional.get('invariant', '?')}`, "
       f"`reserve_per_s={regional.get('reserve_per_s', '?')}`, `p99_ms={regional.get('p99_ms', '?')}`.\n\n")
+    w("## Tenant moves while a sale runs (`lastunit bench move`)\n\n")
+    w("A tenant of N items and H live holds (and K holds already sold or released) moved from cell `shared` into a "
+      "dedicated cell (2 shards each) while 200 Reserves/s of it and 200/s of another tenant run, open loop. "
+      "Pause: the mover's, fence to the target's activation. Blocked: every Reserve of the moving tenant in flight "
+      "during the fence, its latency (held in the router until the flip). The other tenant: its p99 over the fence "
+      "and its errors.\n\n")
+    w("| N items | H live holds | K ended | result | pause (ms) | blocked calls | blocked p50 / p99 (ms) "
+      "| other tenant p99 in the fence (ms) | other errors | copy (s) | catch-up passes |\n")
+    w("|---:|---:|---:|---|---:|---:|---|---:|---:|---:|---:|\n")
+    for spec in ("100-1000-0", "1000-10000-0", "1000-10000-50000", "5000-50000-0"):
+        m = load_json(f"move-{spec}")
+        n, h, k = spec.split("-")
+        if not m:
+            w(f"| {int(n):,} | {int(h):,} | {int(k):,} | missing | | | | | | | |\n")
+            continue
+        w(f"| {int(n):,} | {int(h):,} | {int(k):,} | {m.get('result')} ({m.get('step')}) | {m.get('pause_ms')} "
+          f"| {m.get('blocked_calls')} | {m.get('blocked_p50_ms', 0):.0f} / {m.get('blocked_p99_ms', 0):.0f} "
+          f"| {m.get('other_p99_in_fence_ms', 0):.0f} | {m.get('other_errors')} | {m.get('copy_ms', 0) / 1000:.1f} "
+          f"| {m.get('catch_up_rounds')} |\n")
+    w("\n")
     hot = [r for r in rows if r[0] == 1 and r[2] == 256]
     eng = max(hot, key=lambda r: r[3])
     e2e_best = max(hot, key=lambda r: r[5] / r[8])

@@ -246,6 +246,34 @@ class TenantMoveIT {
         assertThat(figures(to.summarize(tenant))).isEqualTo(figures(from.summarize(tenant)));
     }
 
+    @Test
+    void deltaExport_carriesARowWrittenByATransactionStillRunningAtTheEarlierSnapshot() throws Exception {
+        String tenant = "t-running";
+        createItem(source, tenant, "r", 100, 1, 0);
+        Hold h = hold(source, tenant, "r", "k0", 1);
+        // A writer that has its transaction id, and keeps it open, while the first export takes its
+        // snapshot: that snapshot lists it as running, and its row must come with the next delta.
+        try (java.sql.Connection writer = source.node().dataSource().getConnection()) {
+            writer.setAutoCommit(false);
+            try (var ps = writer.prepareStatement("UPDATE holds SET expires_at = expires_at + interval '1 minute'"
+                    + " WHERE hold_id = ?::uuid")) {
+                ps.setString(1, uuid(h));
+                assertThat(ps.executeUpdate()).isEqualTo(1);
+            }
+            // A later transaction commits, so the snapshot's xmax passes the writer's id and lists it
+            // as running (ids at or past xmax are running without being listed).
+            hold(source, tenant, "r", "k1", 1);
+            MoveCalls.Export first = from.exportAll(tenant);
+            assertThat(first.snapshot()).as("the writer runs at the first snapshot")
+                    .matches("\\d+:\\d+:\\d+(,\\d+)*");
+            MoveCalls.Export before = from.export(tenant, first.snapshot(), 0);
+            assertThat(MoveCalls.holdIds(before)).as("not committed yet, and k1 was in the first").isEmpty();
+            writer.commit();
+            MoveCalls.Export delta = from.export(tenant, first.snapshot(), 0);
+            assertThat(MoveCalls.holdIds(delta)).containsExactly(uuid(h));
+        }
+    }
+
     private static String uuid(Hold h) {
         return HoldId.decode(h.getHoldId(), "hold_id").uuid().toString();
     }

@@ -31,7 +31,9 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Future;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -307,12 +309,37 @@ public final class Mover {
                 res.copied(), 0);
     }
 
+    /**
+     * Both sides' summaries (one fan-out to every source and target shard) and the target's
+     * invariant check (on the run's pool) at once: the tenant is fenced, so the pause is the longer
+     * of the two, not their sum.
+     */
     private StepResult verify(Run r, Move move) throws InterruptedException {
         long deadline = budgetDeadline(move);
-        List<TenantSummary> source = shards.summarize(r.sources, move.getTenantId(), r::check, deadline);
-        List<TenantSummary> target = shards.summarize(r.targets, move.getTenantId(), r::check, deadline);
+        Future<List<InvariantReport>> checks = r.pool.submit(
+                () -> shards.checkInvariants(r.targets, move.getTenantId(), r::check, deadline));
+        List<ShardInfo> both = new ArrayList<>(r.sources);
+        both.addAll(r.targets);
+        List<TenantSummary> all;
+        List<InvariantReport> reports;
+        try {
+            all = shards.summarize(both, move.getTenantId(), r::check, deadline);
+            reports = checks.get();
+        } catch (ExecutionException e) {
+            if (e.getCause() instanceof RuntimeException re) {
+                throw re;
+            }
+            if (e.getCause() instanceof InterruptedException ie) {
+                throw ie;
+            }
+            throw new IllegalStateException("the target's invariant check failed", e.getCause());
+        } finally {
+            checks.cancel(true);
+        }
+        List<TenantSummary> source = all.subList(0, r.sources.size());
+        List<TenantSummary> target = all.subList(r.sources.size(), all.size());
         List<String> differences = new ArrayList<>(SummaryComparison.differences(source, target));
-        for (InvariantReport report : shards.checkInvariants(r.targets, move.getTenantId(), r::check, deadline)) {
+        for (InvariantReport report : reports) {
             if (!report.getOk()) {
                 differences.add("target shard " + report.getShardId() + ": " + report.getDriftsCount()
                         + " invariant drift(s), the first: " + (report.getDriftsCount() == 0 ? "?"

@@ -76,9 +76,10 @@ public final class TenantExport {
         c.setReadOnly(true);
         try {
             String snapshot = currentSnapshot(c);
+            Delta delta = sinceSnapshot.isEmpty() ? null : delta(c, snapshot, sinceSnapshot);
             Chunks chunks = new Chunks(sink, chunkRows);
             for (TenantTable t : TenantTable.values()) {
-                if (!exportTable(c, t, tenant, snapshot, sinceSnapshot, chunks)) {
+                if (!exportTable(c, t, tenant, snapshot, sinceSnapshot, delta, chunks)) {
                     return new Exported(snapshot, chunks.counts.build(), false);
                 }
             }
@@ -101,17 +102,57 @@ public final class TenantExport {
         }
     }
 
+    /**
+     * What a delta export of this transaction asks of each row, computed once: a row was written
+     * since the earlier snapshot P when its writer's id is at or past P's xmax, or was running at P.
+     * {@code age(xmin)} (a C function, no text conversions per row) counts back from this
+     * transaction's stable latest id, so "at or past P's xmax" is {@code age(xmin) BETWEEN 0 AND
+     * maxAge}, with {@code maxAge} = latest − P's xmax; the ids running at P are {@code runningAtP}
+     * (32-bit). Null when that form does not apply (P older than 2^31 ids, or this snapshot's xmax
+     * a special id at the wrap-around): the export then uses {@code lastunit_xid8} row by row.
+     */
+    record Delta(long maxAge, String runningAtP) {
+    }
+
+    private static Delta delta(Connection c, String snapshot, String since) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement("""
+                SELECT pg_snapshot_xmax(s)::text::bigint AS sx, pg_snapshot_xmax(p)::text::bigint AS px,
+                       CASE WHEN pg_snapshot_xmax(s)::text::bigint % 4294967296 >= 3
+                            THEN age((pg_snapshot_xmax(s)::text::bigint % 4294967296)::text::xid) END AS lag,
+                       coalesce((SELECT array_agg((x::text::bigint % 4294967296)::text::xid)::text
+                                   FROM pg_snapshot_xip(p) x), '{}') AS running
+                  FROM (SELECT ?::pg_snapshot AS s, ?::pg_snapshot AS p) q""")) {
+            ps.setString(1, snapshot);
+            ps.setString(2, since);
+            try (ResultSet rs = ps.executeQuery()) {
+                rs.next();
+                long sx = rs.getLong(1);
+                long px = rs.getLong(2);
+                long lag = rs.getLong(3);
+                boolean lagKnown = !rs.wasNull();
+                long maxAge = sx + lag - px;
+                if (!lagKnown || lag < 0 || px > sx || maxAge > Integer.MAX_VALUE) {
+                    return null;
+                }
+                return new Delta(maxAge, rs.getString(4));
+            }
+        }
+    }
+
     /** One table's rows into the chunks; false when the sink refused a chunk. */
     private boolean exportTable(Connection c, TenantTable t, String tenant, String snapshot, String since,
-                                Chunks chunks) throws SQLException {
-        boolean delta = !since.isEmpty();
-        // The row's writer, as a full id on the snapshot reading it, not seen by the earlier one.
+                                Delta delta, Chunks chunks) throws SQLException {
+        // The rows whose writer the earlier snapshot did not see (see Delta).
         String sql = "SELECT t.item_id, row_to_json(t)::text FROM " + t.table + " t WHERE t.tenant_id = ?"
-                + (delta ? " AND NOT pg_visible_in_snapshot(lastunit_xid8(t.xmin, ?::pg_snapshot), ?::pg_snapshot)"
-                : "");
+                + (since.isEmpty() ? ""
+                : delta != null ? " AND (age(t.xmin) BETWEEN 0 AND ? OR t.xmin = ANY(?::xid[]))"
+                : " AND NOT pg_visible_in_snapshot(lastunit_xid8(t.xmin, ?::pg_snapshot), ?::pg_snapshot)");
         try (PreparedStatement ps = c.prepareStatement(sql)) {
             ps.setString(1, tenant);
-            if (delta) {
+            if (delta != null) {
+                ps.setLong(2, delta.maxAge());
+                ps.setString(3, delta.runningAtP());
+            } else if (!since.isEmpty()) {
                 ps.setString(2, snapshot);
                 ps.setString(3, since);
             }
