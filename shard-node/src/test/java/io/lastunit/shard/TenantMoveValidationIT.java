@@ -32,8 +32,9 @@ import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * Every field of the mover's calls checked at the edge: a bad one is INVALID_ARGUMENT naming the
- * field, and nothing runs; a call that writes without a mover token above 0 too. Rows that pass the edge but not the table (another tenant's, bad JSON,
- * missing columns, a key twice) are refused the same way by the import, with nothing written.
+ * field, and nothing runs; so is a call that writes without a mover token above 0. Rows that pass
+ * the edge but not the table (another tenant's, bad JSON, missing columns, a key twice) are refused
+ * the same way by the import, with nothing written.
  */
 class TenantMoveValidationIT {
     @RegisterExtension

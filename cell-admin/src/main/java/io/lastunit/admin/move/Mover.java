@@ -294,8 +294,8 @@ public final class Mover {
     private StepResult pass(Run r, Move move) throws InterruptedException {
         long t0 = clock.millis();
         Map<String, String> since = move.getStep() == MoveStep.COPYING ? Map.of() : r.snapshots;
-        CopyPass.Result res = copy.run(move.getTenantId(), move.getMoveId(), r.token, r.sources, r.targetsByRegion, since,
-                r::check, r::checkpoint, TenantShards.NO_DEADLINE, r.pool);
+        CopyPass.Result res = copy.run(move.getTenantId(), move.getMoveId(), r.token, r.sources, r.targetsByRegion,
+                since, r::check, r::checkpoint, TenantShards.NO_DEADLINE, r.pool);
         r.snapshots.putAll(res.snapshots());
         long passMs = clock.millis() - t0;
         long pending = move.getStep() == MoveStep.COPYING ? 0 : pendingTransfers(r, TenantShards.NO_DEADLINE);

@@ -97,7 +97,8 @@ class MoverSupersededFaultIT {
     private static CuratorFramework session() throws InterruptedException {
         CuratorFramework c = Curators.newClient(platform.zookeeper(), Duration.ofSeconds(15));
         c.start();
-        if (!c.blockUntilConnected((int) TestTimeouts.scaled(Duration.ofSeconds(10)).toMillis(), TimeUnit.MILLISECONDS)) {
+        long waitMs = TestTimeouts.scaled(Duration.ofSeconds(10)).toMillis();
+        if (!c.blockUntilConnected((int) waitMs, TimeUnit.MILLISECONDS)) {
             throw new IllegalStateException("no ZooKeeper at " + platform.zookeeper());
         }
         return c;
