@@ -68,6 +68,12 @@ public enum Reason {
      * moving away (ACTIVE or FROZEN here); nothing was written.
      */
     TENANT_NOT_IMPORTABLE(Status.Code.FAILED_PRECONDITION),
+    /**
+     * Internal (mover → shard): a mover that took the move over has called this shard with a
+     * higher fencing token ({@code mover_token}) than this call's; nothing was written. The caller
+     * no longer owns the move: it stops acting on it, and never repeats the call.
+     */
+    MOVE_SUPERSEDED(Status.Code.FAILED_PRECONDITION),
     /** Admin: no cell of that name. */
     UNKNOWN_CELL(Status.Code.NOT_FOUND),
     /** Admin: the tenant has no items anywhere (nothing to move; {@code tenants assign} places it). */

@@ -41,6 +41,8 @@ import org.assertj.core.api.ThrowableAssert.ThrowingCallable;
  */
 final class MoveCalls {
     static final String MOVE = "move-1";
+    /** The mover token of the writing calls made without one named: the first mover's. */
+    static final long TOKEN = 1;
     /** The tables a move copies, each ordered by its primary key, for comparing two shards' rows. */
     static final Map<String, String> TABLES = new LinkedHashMap<>();
 
@@ -107,13 +109,18 @@ final class MoveCalls {
 
     /** Imports every chunk of {@code export} as one ImportTenant each; returns the rows written, summed. */
     MoveCounts importAll(String tenant, Export export) {
+        return importAll(tenant, export, TOKEN);
+    }
+
+    /** As {@link #importAll(String, Export)}, by the mover of {@code token}. */
+    MoveCounts importAll(String tenant, Export export, long token) {
         MoveCounts.Builder sum = MoveCounts.newBuilder();
         for (TenantChunk c : export.chunks()) {
             if (c.getTablesCount() == 0) {
                 continue;
             }
             MoveCounts n = stub().importTenant(ImportTenantRequest.newBuilder().setTenantId(tenant).setMoveId(MOVE)
-                    .addAllTables(c.getTablesList()).build()).getCounts();
+                    .setMoverToken(token).addAllTables(c.getTablesList()).build()).getCounts();
             sum.setItems(sum.getItems() + n.getItems()).setBuckets(sum.getBuckets() + n.getBuckets())
                     .setHolds(sum.getHolds() + n.getHolds()).setUsage(sum.getUsage() + n.getUsage())
                     .setTransfers(sum.getTransfers() + n.getTransfers()).setRestocks(sum.getRestocks() + n.getRestocks());
@@ -122,32 +129,52 @@ final class MoveCalls {
     }
 
     TenantMoveResponse freeze(String tenant) {
-        return stub().freezeTenant(request(tenant));
+        return freeze(tenant, TOKEN);
+    }
+
+    TenantMoveResponse freeze(String tenant, long token) {
+        return stub().freezeTenant(request(tenant, token));
     }
 
     TenantMoveResponse unfreeze(String tenant) {
-        return stub().unfreezeTenant(request(tenant));
+        return unfreeze(tenant, TOKEN);
+    }
+
+    TenantMoveResponse unfreeze(String tenant, long token) {
+        return stub().unfreezeTenant(request(tenant, token));
     }
 
     TenantMoveResponse activate(String tenant) {
-        return stub().activateTenant(request(tenant));
+        return activate(tenant, TOKEN);
+    }
+
+    TenantMoveResponse activate(String tenant, long token) {
+        return stub().activateTenant(request(tenant, token));
     }
 
     TenantMoveResponse retire(String tenant) {
-        return stub().retireTenant(request(tenant));
+        return retire(tenant, TOKEN);
+    }
+
+    TenantMoveResponse retire(String tenant, long token) {
+        return stub().retireTenant(request(tenant, token));
     }
 
     TenantMoveResponse drop(String tenant, DropState state) {
-        return stub().dropTenant(DropTenantRequest.newBuilder().setTenantId(tenant).setMoveId(MOVE).setState(state)
-                .build());
+        return drop(tenant, state, MOVE, TOKEN);
+    }
+
+    TenantMoveResponse drop(String tenant, DropState state, String move, long token) {
+        return stub().dropTenant(DropTenantRequest.newBuilder().setTenantId(tenant).setMoveId(move).setState(state)
+                .setMoverToken(token).build());
     }
 
     TenantSummary summarize(String tenant) {
         return stub().summarizeTenant(SummarizeTenantRequest.newBuilder().setTenantId(tenant).build());
     }
 
-    private static TenantMoveRequest request(String tenant) {
-        return TenantMoveRequest.newBuilder().setTenantId(tenant).setMoveId(MOVE).build();
+    static TenantMoveRequest request(String tenant, long token) {
+        return TenantMoveRequest.newBuilder().setTenantId(tenant).setMoveId(MOVE).setMoverToken(token).build();
     }
 
     // ---- the database's rows

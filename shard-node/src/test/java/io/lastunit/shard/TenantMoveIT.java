@@ -20,6 +20,7 @@ import io.lastunit.api.inventory.v1.ReserveResponse;
 import io.lastunit.api.inventory.v1.RestockRequest;
 import io.lastunit.api.inventory.v1.Stock;
 import io.lastunit.api.shard.v1.ClaimKeyRequest;
+import io.lastunit.api.shard.v1.CountItemsRequest;
 import io.lastunit.api.shard.v1.DropState;
 import io.lastunit.api.shard.v1.ExportTenantRequest;
 import io.lastunit.api.shard.v1.ImportTenantRequest;
@@ -305,7 +306,7 @@ class TenantMoveIT {
         hold(source, tenant, "o", "k", 1);
         MoveCalls.Export export = from.exportAll(tenant);
         var holdsOnly = ImportTenantRequest.newBuilder().setTenantId(tenant)
-                .setMoveId(MoveCalls.MOVE).addTables(TenantRows.newBuilder().setTable("holds")
+                .setMoveId(MoveCalls.MOVE).setMoverToken(MoveCalls.TOKEN).addTables(TenantRows.newBuilder().setTable("holds")
                         .addAllRows(export.rows("holds"))).build();
         refused(() -> to.stub().importTenant(holdsOnly), Status.Code.FAILED_PRECONDITION, Reason.TENANT_NOT_IMPORTABLE);
         assertThat(rows(to.rows(tenant))).isZero();
@@ -492,12 +493,44 @@ class TenantMoveIT {
                 Reason.ITEM_NOT_FOUND);
     }
 
+    // ------------------------------------------------------------------ counts
+
+    private static long countItems(MoveCalls shard, String tenant) {
+        return shard.stub().countItems(CountItemsRequest.newBuilder().setTenantId(tenant).build()).getItems();
+    }
+
+    @Test
+    void countItems_countsTheItemsAShardServesOrMovesAway_notAnImportingCopyNorMovedLeftovers() throws Exception {
+        String tenant = "t-count";
+        createItem(target, tenant, "a", 5, 1, 0);
+        createItem(target, tenant, "b", 5, 1, 0);
+        createItem(target, tenant, "p", 5, 1, 0);
+        assertThat(to.update("UPDATE items SET state = 'PAUSED' WHERE tenant_id = ? AND item_id = 'p'", tenant))
+                .isEqualTo(1);
+        createItem(source, tenant, "c", 5, 1, 0);
+        to.importAll(tenant, from.exportAll(tenant));
+        assertThat(to.query("SELECT item_id || ':' || state FROM items WHERE tenant_id = ? ORDER BY item_id", tenant))
+                .containsExactly("a:ACTIVE", "b:ACTIVE", "c:IMPORTING", "p:PAUSED");
+        assertThat(countItems(to, tenant)).isEqualTo(3);
+
+        to.freeze(tenant);
+        assertThat(countItems(to, tenant)).as("FROZEN: being moved away, still here").isEqualTo(3);
+        to.retire(tenant);
+        assertThat(countItems(to, tenant)).as("MOVED and IMPORTING: not served here").isEqualTo(1);
+        to.drop(tenant, DropState.MOVED);
+        to.drop(tenant, DropState.IMPORTING);
+        assertThat(countItems(to, tenant)).isEqualTo(1);
+        assertThat(countItems(from, tenant)).isEqualTo(1);
+        assertThat(countItems(from, "t-nobody")).isZero();
+    }
+
     // ------------------------------------------------------------------ the schema
 
     @Test
-    void tenantTables_nameEveryColumnAndKey_ofEveryTableWithATenant_butTheOutbox() throws Exception {
+    void tenantTables_nameEveryColumnAndKey_ofEveryTableWithATenant_butTheOutboxAndTheMoveTokens() throws Exception {
         List<String> tables = from.query("SELECT table_name FROM information_schema.columns WHERE column_name = ?"
-                + " AND table_schema = 'public' AND table_name <> 'outbox' ORDER BY table_name", "tenant_id");
+                + " AND table_schema = 'public' AND table_name NOT IN ('outbox', 'move_tokens') ORDER BY table_name",
+                "tenant_id");
         assertThat(tables).containsExactlyInAnyOrderElementsOf(TenantTable.names());
         for (TenantTable t : TenantTable.values()) {
             assertThat(from.query("SELECT column_name FROM information_schema.columns WHERE table_schema = 'public'"

@@ -32,8 +32,9 @@ import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * Every field of the mover's calls checked at the edge: a bad one is INVALID_ARGUMENT naming the
- * field, and nothing runs. Rows that pass the edge but not the table (another tenant's, bad JSON,
- * missing columns, a key twice) are refused the same way by the import, with nothing written.
+ * field, and nothing runs; so is a call that writes without a mover token above 0. Rows that pass
+ * the edge but not the table (another tenant's, bad JSON, missing columns, a key twice) are refused
+ * the same way by the import, with nothing written.
  */
 class TenantMoveValidationIT {
     @RegisterExtension
@@ -58,23 +59,35 @@ class TenantMoveValidationIT {
         }
     }
 
-    /** Each call of a move, with a tenant and a move id (SummarizeTenant takes no move id). */
+    /**
+     * Each call of a move, with a tenant and a move id (SummarizeTenant takes no move id) and, for
+     * the calls that write, a mover token (the reads take none).
+     */
     enum Call {
         EXPORT, IMPORT, FREEZE, UNFREEZE, ACTIVATE, RETIRE, DROP, SUMMARIZE;
 
+        boolean writes() {
+            return this != EXPORT && this != SUMMARIZE;
+        }
+
         void run(String tenant, String move) {
-            TenantMoveRequest r = TenantMoveRequest.newBuilder().setTenantId(tenant).setMoveId(move).build();
+            run(tenant, move, MoveCalls.TOKEN);
+        }
+
+        void run(String tenant, String move, long token) {
+            TenantMoveRequest r = TenantMoveRequest.newBuilder().setTenantId(tenant).setMoveId(move)
+                    .setMoverToken(token).build();
             switch (this) {
                 case EXPORT -> calls.stub().exportTenant(ExportTenantRequest.newBuilder().setTenantId(tenant)
                         .setMoveId(move).build()).hasNext();
                 case IMPORT -> calls.stub().importTenant(ImportTenantRequest.newBuilder().setTenantId(tenant)
-                        .setMoveId(move).addTables(rows("items", row("i", "{}"))).build());
+                        .setMoveId(move).setMoverToken(token).addTables(rows("items", row("i", "{}"))).build());
                 case FREEZE -> calls.stub().freezeTenant(r);
                 case UNFREEZE -> calls.stub().unfreezeTenant(r);
                 case ACTIVATE -> calls.stub().activateTenant(r);
                 case RETIRE -> calls.stub().retireTenant(r);
                 case DROP -> calls.stub().dropTenant(DropTenantRequest.newBuilder().setTenantId(tenant).setMoveId(move)
-                        .setState(DropState.IMPORTING).build());
+                        .setMoverToken(token).setState(DropState.IMPORTING).build());
                 case SUMMARIZE -> calls.stub().summarizeTenant(SummarizeTenantRequest.newBuilder().setTenantId(tenant)
                         .build());
             }
@@ -130,6 +143,26 @@ class TenantMoveValidationIT {
         invalid(() -> call.run(T, move), "move_id");
     }
 
+    static Stream<Arguments> badTokens() {
+        List<Arguments> out = new ArrayList<>();
+        for (Call c : Call.values()) {
+            if (c.writes()) {
+                for (long bad : new long[] {0, -1, Long.MIN_VALUE}) {
+                    out.add(Arguments.of(c, bad));
+                }
+            }
+        }
+        return out.stream();
+    }
+
+    @ParameterizedTest(name = "{0} mover_token {1}")
+    @MethodSource("badTokens")
+    void aWritingCall_withoutAMoverTokenAboveZero_isRefused_andWritesNothing(Call call, long token) throws Exception {
+        invalid(() -> call.run(NOBODY, MoveCalls.MOVE, token), "mover_token");
+        assertThat(calls.count("SELECT count(*) FROM move_tokens WHERE tenant_id = ?", NOBODY)).isZero();
+        assertThat(calls.count("SELECT count(*) FROM items WHERE tenant_id = ?", NOBODY)).isZero();
+    }
+
     @ParameterizedTest
     @ValueSource(ints = {-1, 10_001, Integer.MAX_VALUE})
     void export_chunkRowsOutOfBounds_isRefused(int chunkRows) {
@@ -165,8 +198,8 @@ class TenantMoveValidationIT {
     }
 
     private static ImportTenantRequest importing(TenantRows... tables) {
-        return ImportTenantRequest.newBuilder().setTenantId(T).setMoveId(MoveCalls.MOVE).addAllTables(List.of(tables))
-                .build();
+        return ImportTenantRequest.newBuilder().setTenantId(T).setMoveId(MoveCalls.MOVE).setMoverToken(MoveCalls.TOKEN)
+                .addAllTables(List.of(tables)).build();
     }
 
     @Test
@@ -220,9 +253,9 @@ class TenantMoveValidationIT {
     @Test
     void drop_withoutAStateToDrop_isRefused() {
         invalid(() -> calls.stub().dropTenant(DropTenantRequest.newBuilder().setTenantId(T).setMoveId(MoveCalls.MOVE)
-                .build()), "state");
+                .setMoverToken(MoveCalls.TOKEN).build()), "state");
         invalid(() -> calls.stub().dropTenant(DropTenantRequest.newBuilder().setTenantId(T).setMoveId(MoveCalls.MOVE)
-                .setStateValue(7).build()), "state");
+                .setMoverToken(MoveCalls.TOKEN).setStateValue(7).build()), "state");
     }
 
 }

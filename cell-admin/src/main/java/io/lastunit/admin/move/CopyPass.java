@@ -48,26 +48,32 @@ final class CopyPass {
 
     private final TenantShards shards;
     private final MoverSettings settings;
+    private final MoveFaults faults;
 
-    CopyPass(TenantShards shards, MoverSettings settings) {
+    CopyPass(TenantShards shards, MoverSettings settings, MoveFaults faults) {
         this.shards = shards;
         this.settings = settings;
+        this.faults = faults;
     }
 
     /**
+     * @param moverToken      the mover's fencing token, sent with every import
      * @param since           per source shard id, the snapshot to copy from; a source without one is copied whole
      * @param targetsByRegion the target cell's shards by region
      * @param deadlineNanos   when the whole pass must have ended ({@link TenantShards#NO_DEADLINE}: each
      *                        export has its own timeout)
      * @throws TenantShards.StepFailed when a source or target failed for good
+     * @throws TenantShards.Superseded when a target refused an import: another mover owns the move
      */
-    Result run(String tenant, String moveId, List<ShardInfo> sources, Map<String, List<ShardInfo>> targetsByRegion,
-            Map<String, String> since, TenantShards.Guard guard, Checkpoint checkpoint, long deadlineNanos,
-            ExecutorService pool) throws InterruptedException {
+    Result run(String tenant, String moveId, long moverToken, List<ShardInfo> sources,
+            Map<String, List<ShardInfo>> targetsByRegion, Map<String, String> since, TenantShards.Guard guard,
+            Checkpoint checkpoint, long deadlineNanos, ExecutorService pool) throws InterruptedException {
+        ImportTenantRequest imports = ImportTenantRequest.newBuilder().setTenantId(tenant).setMoveId(moveId)
+                .setMoverToken(moverToken).build();
         List<Future<Result>> futures = new ArrayList<>();
         for (ShardInfo source : sources) {
             List<ShardInfo> targets = targetsByRegion.getOrDefault(source.getRegion(), List.of());
-            futures.add(pool.submit(() -> copyOne(tenant, moveId, source, targets, since.getOrDefault(
+            futures.add(pool.submit(() -> copyOne(imports, source, targets, since.getOrDefault(
                     source.getShardId(), ""), guard, checkpoint, deadlineNanos)));
         }
         long rows = 0;
@@ -102,13 +108,15 @@ final class CopyPass {
         return new Result(rows, copied, snapshots);
     }
 
-    private Result copyOne(String tenant, String moveId, ShardInfo source, List<ShardInfo> targets, String since,
+    /** @param imports the tenant, move and token of every import this source's rows make */
+    private Result copyOne(ImportTenantRequest imports, ShardInfo source, List<ShardInfo> targets, String since,
             TenantShards.Guard guard, Checkpoint checkpoint, long deadlineNanos) throws InterruptedException {
+        String tenant = imports.getTenantId();
         Map<String, ShardInfo> targetById = new HashMap<>();
         targets.forEach(t -> targetById.put(t.getShardId(), t));
         Map<String, Batch> batches = new LinkedHashMap<>();
         MoveCounts[] copied = {MoveCounts.getDefaultInstance()};
-        ExportTenantRequest req = ExportTenantRequest.newBuilder().setTenantId(tenant).setMoveId(moveId)
+        ExportTenantRequest req = ExportTenantRequest.newBuilder().setTenantId(tenant).setMoveId(imports.getMoveId())
                 .setSinceSnapshot(since).setChunkRows(settings.chunkRows()).build();
         TenantShards.Exported exported = shards.export(source, req, guard, deadlineNanos, (TenantChunk chunk) -> {
             checkpoint.check();
@@ -124,7 +132,7 @@ final class CopyPass {
                 for (TenantRows t : e.getValue()) {
                     for (TenantRow row : t.getRowsList()) {
                         if (!b.fits(row)) {
-                            copied[0] = add(copied[0], flush(tenant, moveId, b, guard, deadlineNanos));
+                            copied[0] = add(copied[0], flush(imports, b, guard, deadlineNanos));
                         }
                         b.add(t.getTable(), row);
                     }
@@ -133,16 +141,16 @@ final class CopyPass {
         });
         for (Batch b : batches.values()) {
             if (!b.isEmpty()) {
-                copied[0] = add(copied[0], flush(tenant, moveId, b, guard, deadlineNanos));
+                copied[0] = add(copied[0], flush(imports, b, guard, deadlineNanos));
             }
         }
         return new Result(exported.rows(), copied[0], Map.of(source.getShardId(), exported.snapshot()));
     }
 
-    private MoveCounts flush(String tenant, String moveId, Batch b, TenantShards.Guard guard, long deadlineNanos)
+    private MoveCounts flush(ImportTenantRequest imports, Batch b, TenantShards.Guard guard, long deadlineNanos)
             throws InterruptedException {
-        ImportTenantRequest req = ImportTenantRequest.newBuilder().setTenantId(tenant).setMoveId(moveId)
-                .addAllTables(b.drain()).build();
+        ImportTenantRequest req = imports.toBuilder().addAllTables(b.drain()).build();
+        faults.beforeImport(imports.getMoveId(), b.target);
         ImportTenantResponse r = shards.importRows(b.target, req, guard, deadlineNanos);
         return r.getCounts();
     }

@@ -61,10 +61,18 @@ import org.slf4j.LoggerFactory;
  * source and ends the placement's move; ABORTING puts the tenant back ACTIVE on the source,
  * unfreezes it and drops the partial copy.
  *
+ * <p>Fencing: the adoption's write gives the run its token, the move znode's version after it;
+ * every shard call that writes carries it, and a shard refuses a token lower than one it has seen
+ * for the move, in the call's own transaction ({@code MOVE_SUPERSEDED}). The run then stops
+ * ({@link Result#STOPPED}), as when it loses its lease: it repeats nothing and rolls nothing back.
+ *
  * <p>Thread-safe: each {@link #run} is independent (one move per run; two runs on one move meet at
  * its lease). Blocking. Hazard: the lease is advice between movers. A shard call in flight when
- * the lease is lost still lands, so a stale mover's last action may follow its successor's; every
- * write of the move is a compare-and-set, so the stale mover stops at its next one.
+ * the lease is lost still lands; what fences it is the token: once the mover that took over has
+ * called a shard, the stale mover's later calls there are refused, and it stops at the first
+ * refusal or at its next write of the move (a compare-and-set). A stale call that lands on a shard
+ * before the new mover's first call there is harmless: the new mover carries its step out again
+ * (a copy from scratch, as it has no snapshots) over it.
  */
 public final class Mover {
     private static final Logger log = LoggerFactory.getLogger(Mover.class);
@@ -79,7 +87,10 @@ public final class Mover {
         HALTED,
         /** Another mover holds the move's lease. */
         BUSY,
-        /** This run lost its lease, ZooKeeper, or a write of the move to another writer: it stopped acting. */
+        /**
+         * This run lost its lease, ZooKeeper, or a write of the move to another writer, or a shard
+         * refused its token (MOVE_SUPERSEDED: another mover adopted the move): it stopped acting.
+         */
         STOPPED
     }
 
@@ -109,7 +120,7 @@ public final class Mover {
         this.client = Objects.requireNonNull(client, "client");
         this.root = Objects.requireNonNull(root, "root");
         this.shards = new TenantShards(channels, settings);
-        this.copy = new CopyPass(shards, settings);
+        this.copy = new CopyPass(shards, settings, Objects.requireNonNull(faults, "faults"));
         this.planner = Objects.requireNonNull(planner, "planner");
         this.settings = Objects.requireNonNull(settings, "settings");
         this.clock = Objects.requireNonNull(clock, "clock");
@@ -146,6 +157,9 @@ public final class Mover {
                 return outcome(r.m.value());
             }
             adopt(r);
+            r.token = r.m.version();
+            log.info("move {}: adopted by {} at step {}, mover token {}", moveId, owner, r.m.value().getStep(),
+                    r.token);
             progress.accept(r.m.value());
             r.resolveShards();
             return loop(r);
@@ -157,6 +171,11 @@ public final class Mover {
             return new Outcome(Result.STOPPED, r.current(), f.getMessage());
         } catch (Stale e) {
             log.warn("move {}: stopped: {}", moveId, e.getMessage());
+            return new Outcome(Result.STOPPED, r.current(), e.getMessage());
+        } catch (TenantShards.Superseded e) {
+            // Another mover adopted the move and acted on a shard: it owns the move. Nothing is
+            // retried or rolled back here, and nothing more is written.
+            log.warn("move {}: stopped, superseded (mover token {}): {}", moveId, r.token, e.getMessage());
             return new Outcome(Result.STOPPED, r.current(), e.getMessage());
         } finally {
             r.close();
@@ -277,8 +296,8 @@ public final class Mover {
     private StepResult pass(Run r, Move move) throws InterruptedException {
         long t0 = clock.millis();
         Map<String, String> since = move.getStep() == MoveStep.COPYING ? Map.of() : r.snapshots;
-        CopyPass.Result res = copy.run(move.getTenantId(), move.getMoveId(), r.sources, r.targetsByRegion, since,
-                r::check, r::checkpoint, TenantShards.NO_DEADLINE, r.pool);
+        CopyPass.Result res = copy.run(move.getTenantId(), move.getMoveId(), r.token, r.sources, r.targetsByRegion,
+                since, r::check, r::checkpoint, TenantShards.NO_DEADLINE, r.pool);
         r.snapshots.putAll(res.snapshots());
         long passMs = clock.millis() - t0;
         long pending = move.getStep() == MoveStep.COPYING ? 0 : pendingTransfers(r, TenantShards.NO_DEADLINE);
@@ -302,7 +321,7 @@ public final class Mover {
         long deadline = budgetDeadline(move);
         shards.freeze(r.sources, r.request, r::check, deadline);
         long t0 = clock.millis();
-        CopyPass.Result res = copy.run(move.getTenantId(), move.getMoveId(), r.sources, r.targetsByRegion,
+        CopyPass.Result res = copy.run(move.getTenantId(), move.getMoveId(), r.token, r.sources, r.targetsByRegion,
                 r.snapshots, r::check, r::checkpoint, deadline, r.pool);
         r.snapshots.putAll(res.snapshots());
         return new StepResult(MoveFacts.pass(clock.millis(), res.rowsExported(), clock.millis() - t0, 0),
@@ -521,6 +540,13 @@ public final class Mover {
         final Consumer<Move> progress;
         final Map<String, String> snapshots = new HashMap<>();
         volatile Versioned<Move> m;
+        /**
+         * This run's fencing token, sent with every shard call that writes: the move znode's
+         * version after this run adopted the move. Every write bumps the version, so a mover that
+         * adopts the move later has a higher one; the shards refuse a call with a lower token than
+         * they have seen (MOVE_SUPERSEDED).
+         */
+        long token;
         List<ShardInfo> sources = List.of();
         List<ShardInfo> targets = List.of();
         Map<String, List<ShardInfo>> targetsByRegion = Map.of();
@@ -546,7 +572,8 @@ public final class Mover {
                 byRegion.computeIfAbsent(s.getRegion(), k -> new ArrayList<>()).add(s);
             }
             targetsByRegion = byRegion;
-            request = TenantMoveRequest.newBuilder().setTenantId(move.getTenantId()).setMoveId(move.getMoveId()).build();
+            request = TenantMoveRequest.newBuilder().setTenantId(move.getTenantId()).setMoveId(move.getMoveId())
+                    .setMoverToken(token).build();
             AtomicInteger n = new AtomicInteger();
             int threads = Math.max(1, Math.min(settings.copyThreads(), sources.size()));
             pool = Executors.newFixedThreadPool(threads, task -> {

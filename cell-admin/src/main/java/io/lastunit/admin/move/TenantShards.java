@@ -21,6 +21,7 @@ import io.lastunit.api.shard.v1.TenantMoveResponse;
 import io.lastunit.api.shard.v1.TenantSummary;
 import io.lastunit.api.topology.v1.ShardInfo;
 import io.lastunit.common.GrpcErrors;
+import io.lastunit.common.Reason;
 import io.lastunit.common.channel.ShardChannels;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -37,9 +38,11 @@ import java.util.function.BiFunction;
  * SummarizeTenant, CheckInvariants), each made on every shard of a list in parallel, under a
  * deadline, with bounded retries: a call that fails with UNAVAILABLE, DEADLINE_EXCEEDED,
  * RESOURCE_EXHAUSTED or ABORTED is made again (after {@code backoff}, doubling) up to
- * {@code attemptsMax} attempts; anything else, or the last attempt's failure, is
- * {@link StepFailed}. Every call a move makes is idempotent, so repeating one whose reply was lost
- * is safe. Before every attempt the caller's {@link Guard} runs (the mover's lease check).
+ * {@code attemptsMax} attempts; {@code MOVE_SUPERSEDED} is {@link Superseded} at once; anything
+ * else, or the last attempt's failure, is {@link StepFailed}. Every call a move makes is
+ * idempotent, so repeating one whose reply was lost is safe. The calls that write carry the
+ * mover's token, in the request the caller gives. Before every attempt the caller's {@link Guard}
+ * runs (the mover's lease check).
  *
  * <p>Thread-safe (stateless but for the shared channels). Blocking: every method waits for its
  * answers; none waits past its deadline plus a second.
@@ -50,6 +53,20 @@ final class TenantShards {
         private static final long serialVersionUID = 1L;
 
         StepFailed(String message) {
+            super(message, null, false, false);
+        }
+    }
+
+    /**
+     * A shard refused a call for good with {@code MOVE_SUPERSEDED}: a mover that adopted the move
+     * after this one (a higher token) has called it. This mover no longer owns the move: it stops
+     * at once, repeats nothing and rolls nothing back. Not a {@link StepFailed}, so no step's
+     * failure handling (an abort, a halt) ever sees it.
+     */
+    static final class Superseded extends RuntimeException {
+        private static final long serialVersionUID = 1L;
+
+        Superseded(String message) {
             super(message, null, false, false);
         }
     }
@@ -125,7 +142,7 @@ final class TenantShards {
     List<TenantMoveResponse> drop(List<ShardInfo> shards, TenantMoveRequest req, DropState state, Guard guard)
             throws InterruptedException {
         DropTenantRequest drop = DropTenantRequest.newBuilder().setTenantId(req.getTenantId())
-                .setMoveId(req.getMoveId()).setState(state).build();
+                .setMoveId(req.getMoveId()).setMoverToken(req.getMoverToken()).setState(state).build();
         return each("DropTenant " + state, shards, guard, NO_DEADLINE, (stub, s) -> stub.dropTenant(drop));
     }
 
@@ -230,6 +247,7 @@ final class TenantShards {
                     } catch (ExecutionException e) {
                         StatusRuntimeException st = GrpcErrors.toStatus(e.getCause());
                         stopIfInterrupted(st);
+                        stopIfSuperseded(what, shards.get(i), st);
                         if (!RETRYABLE.contains(st.getStatus().getCode())) {
                             throw failed(what, shards.get(i), st, attempt);
                         }
@@ -266,6 +284,15 @@ final class TenantShards {
                 && e.getCause() instanceof InterruptedException)) {
             Thread.interrupted();
             throw new InterruptedException("shard call cut: the mover is stopping");
+        }
+    }
+
+    private static void stopIfSuperseded(String what, ShardInfo shard, StatusRuntimeException e) {
+        if (e.getStatus().getCode() == Status.Code.FAILED_PRECONDITION && GrpcErrors.errorInfo(e)
+                .map(i -> i.getReason().equals(Reason.MOVE_SUPERSEDED.name())).orElse(false)) {
+            throw new Superseded(what + " on shard " + shard.getShardId() + " (" + shard.getAddress()
+                    + ") refused: MOVE_SUPERSEDED: " + e.getStatus().getDescription()
+                    + "; another mover owns the move now");
         }
     }
 

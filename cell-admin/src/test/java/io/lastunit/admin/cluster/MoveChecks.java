@@ -11,6 +11,8 @@ import io.lastunit.api.inventory.v1.Hold;
 import io.lastunit.api.inventory.v1.HoldState;
 import io.lastunit.api.inventory.v1.InventoryServiceGrpc;
 import io.lastunit.api.shard.v1.CountItemsRequest;
+import io.lastunit.api.shard.v1.ItemSummary;
+import io.lastunit.api.shard.v1.SummarizeTenantRequest;
 import io.lastunit.api.topology.v1.Move;
 import io.lastunit.api.topology.v1.ShardInfo;
 import io.lastunit.common.invariant.CrossShardChecker;
@@ -18,13 +20,14 @@ import io.lastunit.common.invariant.CrossShardReport;
 import io.lastunit.testkit.TestTimeouts;
 import java.time.Duration;
 import java.util.Collection;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 
 /**
  * What the tests of tenant moves on a local platform check after a move: where the tenant's items
- * are (CountItems on every shard), that every acknowledged hold is still there as it was (same
+ * are (SummarizeTenant and CountItems on every shard), that every acknowledged hold is still there as it was (same
  * state, same expiry by the database clock), the invariants of each shard and across shards, and
  * the move itself as the admin service reports it. Stateless.
  */
@@ -50,18 +53,29 @@ final class MoveChecks {
         }
     }
 
-    /** The tenant has {@code items} items on the shards of {@code cell} and none on any other shard. */
+    /**
+     * The tenant has {@code items} items on the shards of {@code cell}, all ACTIVE, and none in any
+     * state (an IMPORTING copy, MOVED leftovers) on any other shard: SummarizeTenant lists every item
+     * of the tenant on a shard, and CountItems must count exactly the ACTIVE ones.
+     */
     static void assertItemsOnlyIn(ClusterClients clients, LocalPlatform platform, String tenant, String cell,
             long items) {
         long inCell = 0;
         for (ShardInfo s : platform.shards().values()) {
-            long n = clients.shardService(s).withDeadlineAfter(ClusterClients.callDeadlineMillis(),
-                    TimeUnit.MILLISECONDS).countItems(CountItemsRequest.newBuilder().setTenantId(tenant).build())
-                    .getItems();
+            var stub = clients.shardService(s).withDeadlineAfter(ClusterClients.callDeadlineMillis(),
+                    TimeUnit.MILLISECONDS);
+            List<ItemSummary> here = stub.summarizeTenant(SummarizeTenantRequest.newBuilder().setTenantId(tenant)
+                    .build()).getItemsList();
+            long counted = stub.countItems(CountItemsRequest.newBuilder().setTenantId(tenant).build()).getItems();
             if (s.getCell().equals(cell)) {
-                inCell += n;
+                assertThat(here).as("items of %s on %s (cell %s)", tenant, s.getShardId(), s.getCell())
+                        .extracting(ItemSummary::getState).containsOnly("ACTIVE");
+                assertThat(counted).as("CountItems of %s on %s", tenant, s.getShardId()).isEqualTo(here.size());
+                inCell += here.size();
             } else {
-                assertThat(n).as("items of %s on %s (cell %s)", tenant, s.getShardId(), s.getCell()).isZero();
+                assertThat(here).as("items of %s on %s (cell %s), in any state", tenant, s.getShardId(), s.getCell())
+                        .isEmpty();
+                assertThat(counted).as("CountItems of %s on %s", tenant, s.getShardId()).isZero();
             }
         }
         assertThat(inCell).as("items of %s in cell %s", tenant, cell).isEqualTo(items);

@@ -53,12 +53,20 @@ import java.util.regex.Pattern;
  * a freeze waits for the writes before it. Faults: {@link #failNext} fails the next calls of one
  * RPC with a status; {@link #pendingTransfers} makes an item report pending transfers;
  * {@link #corrupt} makes the invariant check report a drift.
+ *
+ * <p>The calls that write are fenced by the mover's token as the proto says: INVALID_ARGUMENT
+ * without one above 0, MOVE_SUPERSEDED (nothing written) when a higher one wrote here for the
+ * tenant's move; checked under the shard's lock, with the write.
  */
 final class FakeShard implements AutoCloseable {
     static final Pattern ROW = Pattern.compile("\\{\"k\":\"([^\"]+)\",\"v\":(-?\\d+)\\}");
     static final List<String> TABLES = List.of("items", "buckets", "holds");
 
     record Row(String table, String key, long value, long version) {
+    }
+
+    /** The (tenant, move) a mover token is kept for. */
+    private record MoveKey(String tenant, String move) {
     }
 
     static final class Item {
@@ -72,6 +80,10 @@ final class FakeShard implements AutoCloseable {
 
     final ShardInfo info;
     private final Map<String, Map<String, Item>> tenants = new TreeMap<>();
+    /** The highest mover token each (tenant, move) wrote with here. */
+    private final Map<MoveKey, Long> tokens = new java.util.HashMap<>();
+    /** Per tenant, the writing calls refused MOVE_SUPERSEDED here. */
+    private final Map<String, Integer> superseded = new java.util.HashMap<>();
     private final Map<String, Fault> faults = new ConcurrentHashMap<>();
     private final Map<String, Long> pending = new ConcurrentHashMap<>();
     private final Map<String, AtomicInteger> pendingLeft = new ConcurrentHashMap<>();
@@ -158,6 +170,34 @@ final class FakeShard implements AutoCloseable {
         return calls.get();
     }
 
+    /** The highest mover token a writing call of {@code tenant}'s move {@code move} came with here; 0: none. */
+    synchronized long token(String tenant, String move) {
+        return tokens.getOrDefault(new MoveKey(tenant, move), 0L);
+    }
+
+    /** The writing calls of {@code tenant} refused here with MOVE_SUPERSEDED. */
+    synchronized int superseded(String tenant) {
+        return superseded.getOrDefault(tenant, 0);
+    }
+
+    /** A writing call's token: refused unless above 0 and at least the highest seen for its move; stored. */
+    private synchronized void admit(String rpc, String tenant, String move, long token) {
+        if (token < 1) {
+            throw Failure.invalid("mover_token", "is " + token + ", must be > 0");
+        }
+        MoveKey key = new MoveKey(tenant, move);
+        long stored = tokens.getOrDefault(key, 0L);
+        if (stored > token) {
+            superseded.merge(tenant, 1, Integer::sum);
+            throw Failure.of(Reason.MOVE_SUPERSEDED, rpc + ": mover_token=" + token + " is older than " + stored
+                    + " on " + info.getShardId());
+        }
+        tokens.put(key, Math.max(stored, token));
+        if (rpc.equals("DropTenant MOVED")) {
+            tokens.keySet().removeIf(k -> k.tenant().equals(tenant) && !k.move().equals(move));
+        }
+    }
+
     @Override
     public void close() {
         server.shutdownNow();
@@ -187,6 +227,7 @@ final class FakeShard implements AutoCloseable {
     }
 
     private synchronized MoveCounts importRows(ImportTenantRequest req) {
+        admit("ImportTenant", req.getTenantId(), req.getMoveId(), req.getMoverToken());
         Map<String, Item> items = tenants.computeIfAbsent(req.getTenantId(), t -> new TreeMap<>());
         java.util.Set<String> inRequest = new java.util.HashSet<>();
         for (TenantRows t : req.getTablesList()) {
@@ -231,7 +272,9 @@ final class FakeShard implements AutoCloseable {
         return counts.build();
     }
 
-    private synchronized long change(String tenant, String from, String to) {
+    private synchronized long change(String rpc, TenantMoveRequest r, String from, String to) {
+        admit(rpc, r.getTenantId(), r.getMoveId(), r.getMoverToken());
+        String tenant = r.getTenantId();
         long n = 0;
         for (Item it : tenants.getOrDefault(tenant, Map.of()).values()) {
             if (it.state.equals(from)) {
@@ -242,7 +285,10 @@ final class FakeShard implements AutoCloseable {
         return n;
     }
 
-    private synchronized long drop(String tenant, String state) {
+    private synchronized long drop(DropTenantRequest r) {
+        String tenant = r.getTenantId();
+        String state = r.getState().name();
+        admit("DropTenant " + state, tenant, r.getMoveId(), r.getMoverToken());
         Map<String, Item> items = tenants.getOrDefault(tenant, new TreeMap<>());
         long before = items.size();
         items.values().removeIf(it -> it.state.equals(state));
@@ -345,22 +391,22 @@ final class FakeShard implements AutoCloseable {
 
         @Override
         public void freezeTenant(TenantMoveRequest r, StreamObserver<TenantMoveResponse> out) {
-            answer("FreezeTenant", out, () -> moved(change(r.getTenantId(), "ACTIVE", "FROZEN")));
+            answer("FreezeTenant", out, () -> moved(change("FreezeTenant", r, "ACTIVE", "FROZEN")));
         }
 
         @Override
         public void unfreezeTenant(TenantMoveRequest r, StreamObserver<TenantMoveResponse> out) {
-            answer("UnfreezeTenant", out, () -> moved(change(r.getTenantId(), "FROZEN", "ACTIVE")));
+            answer("UnfreezeTenant", out, () -> moved(change("UnfreezeTenant", r, "FROZEN", "ACTIVE")));
         }
 
         @Override
         public void activateTenant(TenantMoveRequest r, StreamObserver<TenantMoveResponse> out) {
-            answer("ActivateTenant", out, () -> moved(change(r.getTenantId(), "IMPORTING", "ACTIVE")));
+            answer("ActivateTenant", out, () -> moved(change("ActivateTenant", r, "IMPORTING", "ACTIVE")));
         }
 
         @Override
         public void retireTenant(TenantMoveRequest r, StreamObserver<TenantMoveResponse> out) {
-            answer("RetireTenant", out, () -> moved(change(r.getTenantId(), "FROZEN", "MOVED")));
+            answer("RetireTenant", out, () -> moved(change("RetireTenant", r, "FROZEN", "MOVED")));
         }
 
         @Override
@@ -369,7 +415,7 @@ final class FakeShard implements AutoCloseable {
                 if (r.getState() == DropState.DROP_STATE_UNSPECIFIED) {
                     throw Failure.invalid("state", "IMPORTING or MOVED");
                 }
-                return moved(drop(r.getTenantId(), r.getState().name()));
+                return moved(drop(r));
             });
         }
 

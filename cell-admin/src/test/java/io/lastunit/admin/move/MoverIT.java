@@ -558,6 +558,73 @@ class MoverIT {
         }
     }
 
+    @Test
+    void aStaleMoversImportInFlight_isRefusedByTheTargets_andItStops_leavingTheMoveToItsSuccessor()
+            throws Exception {
+        String tenant = tenantInA();
+        Move planned = plan(tenant, "b", 10_000);
+        CountDownLatch staleImporting = new CountDownLatch(1);
+        CountDownLatch staleGoOn = new CountDownLatch(1);
+        MoveFaults pauseAtImport = new MoveFaults() {
+            @Override
+            public void afterRecorded(Move recorded) {
+            }
+
+            @Override
+            public void beforeImport(String moveId, ShardInfo target) {
+                staleImporting.countDown();
+                await(staleGoOn); // a long pause of the stale mover's process, its rows exported and in hand
+            }
+        };
+        CountDownLatch successorCaughtUp = new CountDownLatch(1);
+        CountDownLatch successorGoOn = new CountDownLatch(1);
+        MoveFaults holdAtCatchingUp = recorded -> {
+            if (recorded.getStep() == MoveStep.CATCHING_UP && successorCaughtUp.getCount() > 0) {
+                successorCaughtUp.countDown();
+                await(successorGoOn);
+            }
+        };
+        CuratorFramework first = connect();
+        CuratorFramework second = connect();
+        ExecutorService pool = Executors.newFixedThreadPool(2);
+        try {
+            Future<Mover.Outcome> stale = pool.submit(() -> mover(first, pauseAtImport, InstantSource.system(), "stale")
+                    .run(planned.getMoveId(), m -> { }));
+            await(staleImporting);
+            // Its session expired while it was paused: ZooKeeper took the lease away, and it has not heard yet.
+            client.delete().forPath(TopologyStore.ROOT_DEFAULT + "/moves/" + planned.getMoveId() + "/lease");
+            Future<Mover.Outcome> successor = pool.submit(() -> mover(second, holdAtCatchingUp,
+                    InstantSource.system(), "successor").run(planned.getMoveId(), m -> { }));
+            await(successorCaughtUp); // it adopted the move and copied every row into the targets
+
+            staleGoOn.countDown();
+            Mover.Outcome o = stale.get(TestTimeouts.scaled(Duration.ofSeconds(30)).toMillis(), TimeUnit.MILLISECONDS);
+            assertThat(o.result()).as(o.detail()).isEqualTo(Mover.Result.STOPPED);
+            assertThat(o.detail()).contains("ImportTenant").contains("MOVE_SUPERSEDED");
+            Move now = store.move(planned.getMoveId()).orElseThrow().value();
+            assertThat(now.getStep()).as("as the successor recorded it").isEqualTo(MoveStep.CATCHING_UP);
+            assertThat(now.getOwner()).isEqualTo("successor");
+            assertThat(now.getAbortRequested()).isFalse();
+            assertThat(now.getReason()).isEmpty();
+
+            successorGoOn.countDown();
+            Mover.Outcome done = successor.get(TestTimeouts.scaled(Duration.ofSeconds(60)).toMillis(),
+                    TimeUnit.MILLISECONDS);
+            assertThat(done.result()).as(done.detail()).isEqualTo(Mover.Result.CLEANED);
+            assertAllIn(tenant, "b");
+            // One token wrote everywhere the move wrote: the successor's; the stale mover's was refused.
+            assertThat(SHARDS.values().stream().mapToLong(sh -> sh.token(tenant, planned.getMoveId())).distinct()
+                    .boxed().toList()).as("tokens of the move on every shard").hasSize(1).allMatch(t -> t > 0);
+            assertThat(SHARDS.values().stream().mapToInt(sh -> sh.superseded(tenant)).sum()).isPositive();
+        } finally {
+            staleGoOn.countDown();
+            successorGoOn.countDown();
+            pool.shutdownNow();
+            first.close();
+            second.close();
+        }
+    }
+
     private static void awaitNoLease(String moveId) throws InterruptedException {
         long deadline = System.nanoTime() + TestTimeouts.scaled(Duration.ofSeconds(20)).toNanos();
         while (MoveLease.holder(client, TopologyStore.ROOT_DEFAULT, moveId).isPresent()) {

@@ -26,7 +26,10 @@ import org.apache.zookeeper.data.Stat;
  * <p>Thread-safe. Hazard: a lease is advice between well-behaved movers, not a fence at the shards.
  * A shard call already in flight when the connection drops still lands. That is why every write
  * of the move is also a compare-and-set on its version (a stale mover fails at its next write and
- * stops), and why every shard action of a move is idempotent.
+ * stops), why every shard action of a move is idempotent, and why every shard call that writes
+ * carries the mover's token (the move's version after the mover adopted it), which the shard
+ * checks in the call's own transaction: once a newer mover has called a shard, an older one's
+ * calls there are refused (docs/moves.md).
  */
 public final class MoveLease implements AutoCloseable {
     private final CuratorFramework client;

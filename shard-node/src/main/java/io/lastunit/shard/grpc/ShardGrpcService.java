@@ -48,6 +48,7 @@ import io.lastunit.api.shard.v1.TenantRow;
 import io.lastunit.api.shard.v1.TenantRows;
 import io.lastunit.api.shard.v1.TenantSummary;
 import io.lastunit.shard.decide.ItemState;
+import io.lastunit.shard.move.MoveCall;
 import io.lastunit.shard.move.TenantExport;
 import io.lastunit.shard.move.TenantMoves;
 import io.lastunit.shard.move.TenantStates;
@@ -339,8 +340,11 @@ public final class ShardGrpcService extends ShardServiceGrpc.ShardServiceImplBas
     public void countItems(CountItemsRequest request, StreamObserver<CountItemsResponse> out) {
         try {
             validator.tenant(request.getTenantId());
+            // Only items this shard serves or is moving away: a move's IMPORTING copy and a MOVED
+            // source (or what a failed clean-up left of either) do not make the tenant live here.
             Replies.send(reads.submit("CountItems read failed", c -> {
-                try (var ps = c.prepareStatement("SELECT count(*) FROM items WHERE tenant_id = ?")) {
+                try (var ps = c.prepareStatement("SELECT count(*) FROM items WHERE tenant_id = ?"
+                        + " AND state IN ('ACTIVE', 'PAUSED', 'FROZEN')")) {
                     ps.setString(1, request.getTenantId());
                     try (var rs = ps.executeQuery()) {
                         rs.next();
@@ -398,8 +402,10 @@ public final class ShardGrpcService extends ShardServiceGrpc.ShardServiceImplBas
         try {
             validator.tenant(r.getTenantId());
             moveId(r.getMoveId());
+            moverToken(r.getMoverToken());
             importedRows(r);
-            Replies.send(moves.importRows(r.getTenantId(), r.getMoveId(), r.getTablesList()),
+            Replies.send(moves.importRows(new MoveCall(r.getTenantId(), r.getMoveId(), r.getMoverToken()),
+                            r.getTablesList()),
                     counts -> ImportTenantResponse.newBuilder().setShardId(shardId).setCounts(counts).build(), out);
         } catch (Failure f) {
             Replies.fail(f, out);
@@ -430,7 +436,9 @@ public final class ShardGrpcService extends ShardServiceGrpc.ShardServiceImplBas
         try {
             validator.tenant(r.getTenantId());
             moveId(r.getMoveId());
-            Replies.send(moves.change(r.getTenantId(), r.getMoveId(), change), this::moveResponse, out);
+            moverToken(r.getMoverToken());
+            Replies.send(moves.change(new MoveCall(r.getTenantId(), r.getMoveId(), r.getMoverToken()), change),
+                    this::moveResponse, out);
         } catch (Failure f) {
             Replies.fail(f, out);
         }
@@ -441,6 +449,7 @@ public final class ShardGrpcService extends ShardServiceGrpc.ShardServiceImplBas
         try {
             validator.tenant(r.getTenantId());
             moveId(r.getMoveId());
+            moverToken(r.getMoverToken());
             ItemState state;
             if (r.getState() == DropState.IMPORTING) {
                 state = ItemState.IMPORTING;
@@ -449,7 +458,8 @@ public final class ShardGrpcService extends ShardServiceGrpc.ShardServiceImplBas
             } else {
                 throw Failure.invalid("state", "is " + r.getState() + ", must be IMPORTING or MOVED");
             }
-            Replies.send(moves.drop(r.getTenantId(), r.getMoveId(), state), this::moveResponse, out);
+            Replies.send(moves.drop(new MoveCall(r.getTenantId(), r.getMoveId(), r.getMoverToken()), state),
+                    this::moveResponse, out);
         } catch (Failure f) {
             Replies.fail(f, out);
         }
@@ -477,6 +487,14 @@ public final class ShardGrpcService extends ShardServiceGrpc.ShardServiceImplBas
         if (!Limits.isId(id, MOVE_ID_LENGTH_MAX) || id.indexOf('/') >= 0) {
             throw Failure.invalid("move_id", "must be 1.." + MOVE_ID_LENGTH_MAX
                     + " printable ASCII characters without spaces or '/'");
+        }
+    }
+
+    /** A writing move call's fencing token: required, above 0 (the proto's 0 is "not set"). */
+    private static void moverToken(long token) {
+        if (token < 1) {
+            throw Failure.invalid("mover_token", "is " + token + ", must be > 0: the fencing token of the mover"
+                    + " that owns the move (the move's znode version after the mover adopted it)");
         }
     }
 

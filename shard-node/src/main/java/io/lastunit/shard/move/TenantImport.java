@@ -30,8 +30,10 @@ import java.util.stream.Collectors;
  * {@code item_id} says, or a row that does not fit its table ({@code INVALID_ARGUMENT}); an item
  * of the rows that this shard serves or is moving away (any state but IMPORTING and MOVED), or a
  * row of an item neither in the rows nor IMPORTING here, or a hold or transfer id recorded here for
- * another item ({@code FAILED_PRECONDITION} / {@code TENANT_NOT_IMPORTABLE}). A MOVED item's rows
- * are overwritten: the tenant comes back to a shard it left.
+ * another item ({@code FAILED_PRECONDITION} / {@code TENANT_NOT_IMPORTABLE}); a call of a mover
+ * that a newer mover of the move superseded here ({@code FAILED_PRECONDITION} /
+ * {@code MOVE_SUPERSEDED}, {@link MoveTokens}). A MOVED item's rows are overwritten: the tenant
+ * comes back to a shard it left.
  *
  * <p>Each row's JSON is read as one record of its table ({@code json_populate_record} per array
  * element), so one row cannot carry several. Stateless and thread-safe; the caller owns the
@@ -46,6 +48,7 @@ public final class TenantImport {
     private static final String CARDINALITY = "21000";
 
     private final ItemStore items = new ItemStore();
+    private final MoveTokens tokens = new MoveTokens();
 
     /** What an import wrote: its rows by kind, and the items they are of. */
     public record Imported(MoveCounts counts, Set<String> items) {
@@ -53,15 +56,20 @@ public final class TenantImport {
 
     /**
      * Imports {@code tables} (each table at most once, every row validated at the edge: table
-     * names, item ids, the count) for {@code tenant}; returns the rows written, by kind.
+     * names, item ids, the count) for the call's tenant; returns the rows written, by kind.
+     *
+     * @throws io.lastunit.common.Failure MOVE_SUPERSEDED (checked before anything else, nothing
+     *         written) when a newer mover of the move has written here
      */
-    public Imported importRows(Connection c, String tenant, String shardId, List<TenantRows> tables)
+    public Imported importRows(Connection c, MoveCall call, String shardId, List<TenantRows> tables)
             throws SQLException {
+        String tenant = call.tenant();
         Map<TenantTable, List<TenantRow>> byTable = new EnumMap<>(TenantTable.class);
         for (TenantRows rows : tables) {
             byTable.put(TenantTable.named(rows.getTable()).orElseThrow(), rows.getRowsList());
         }
         items.lockTenant(c, tenant, false);
+        tokens.admit(c, call, "ImportTenant", shardId);
         for (Map.Entry<TenantTable, List<TenantRow>> e : byTable.entrySet()) {
             checkOwners(c, e.getKey(), tenant, e.getValue());
         }

@@ -23,7 +23,9 @@ import org.slf4j.LoggerFactory;
  * answers, every lane has written what it took before the freeze and reads FROZEN from then on;
  * when ImportTenant or ActivateTenant answers, the lanes load the rows as written.
  *
- * <p>Requests come validated. Every call is idempotent; one that fails after its commit (a lane's
+ * <p>Requests come validated. Every call that writes is admitted by the mover's token, in its own
+ * transaction ({@link MoveTokens}): a call of a mover that a newer one superseded writes nothing and
+ * fails MOVE_SUPERSEDED. Every call is idempotent; one that fails after its commit (a lane's
  * queue was full) is repeated by the mover, and the repeat drops the caches again. Bounded: at most
  * {@link #EXPORTS_MAX} exports at once, each holding the move thread and its connection while its
  * receiver takes the chunks. Thread-safe; never blocks the caller.
@@ -75,12 +77,16 @@ public final class TenantMoves {
         });
     }
 
-    /** Upserts the rows in one transaction (items IMPORTING), then drops the lanes' cached state of the tenant. */
-    public CompletableFuture<MoveCounts> importRows(String tenant, String moveId, List<TenantRows> tables) {
+    /**
+     * Upserts the rows in one transaction (items IMPORTING), then drops the lanes' cached state of
+     * the tenant. MOVE_SUPERSEDED when a newer mover of the move has written here.
+     */
+    public CompletableFuture<MoveCounts> importRows(MoveCall call, List<TenantRows> tables) {
         return reads.submit("ImportTenant failed; nothing of it may have been written, import again",
-                        c -> imports.importRows(c, tenant, shardId, tables))
-                .thenCompose(done -> engine.forgetTenant(tenant, done.items()).thenApply(x -> {
-                    log.debug("move {}: imported rows of tenant {}: {}", moveId, tenant, counts(done.counts()));
+                        c -> imports.importRows(c, call, shardId, tables))
+                .thenCompose(done -> engine.forgetTenant(call.tenant(), done.items()).thenApply(x -> {
+                    log.debug("move {}: imported rows of tenant {} (token {}): {}", call.moveId(), call.tenant(),
+                            call.token(), counts(done.counts()));
                     return done.counts();
                 }));
     }
@@ -89,23 +95,28 @@ public final class TenantMoves {
      * Changes the tenant's items' state and, once committed, drops the lanes' cached state of them,
      * each lane after it wrote what it took before. The changed items' ledgers are dropped too,
      * except at a freeze: the lanes may still be selling those items until each reaches the drop.
+     * MOVE_SUPERSEDED (nothing changed, no cache dropped) when a newer mover of the move has written here.
      */
-    public CompletableFuture<TenantStates.Changed> change(String tenant, String moveId, TenantStates.Change change) {
+    public CompletableFuture<TenantStates.Changed> change(MoveCall call, TenantStates.Change change) {
         return reads.submit(change + " of the tenant's items failed; repeat it",
-                        c -> states.change(c, tenant, change))
-                .thenCompose(done -> engine.forgetTenant(tenant,
+                        c -> states.change(c, call, change, shardId))
+                .thenCompose(done -> engine.forgetTenant(call.tenant(),
                         change == TenantStates.Change.FREEZE ? List.of() : done.items()).thenApply(x -> {
-                    log.info("move {}: {} tenant {}: {} items {} -> {}", moveId, change, tenant, done.count(),
-                            change.from, change.to);
+                    log.info("move {}: {} tenant {} (token {}): {} items {} -> {}", call.moveId(), change,
+                            call.tenant(), call.token(), done.count(), change.from, change.to);
                     return done;
                 }));
     }
 
-    /** Deletes the rows of the tenant's items in {@code state}, then drops the lanes' cached state of them. */
-    public CompletableFuture<TenantStates.Changed> drop(String tenant, String moveId, ItemState state) {
-        return reads.submit("DropTenant failed; repeat it", c -> states.drop(c, tenant, state))
-                .thenCompose(done -> engine.forgetTenant(tenant, done.items()).thenApply(x -> {
-                    log.info("move {}: dropped tenant {}'s {} items: {} rows", moveId, tenant, state, done.count());
+    /**
+     * Deletes the rows of the tenant's items in {@code state}, then drops the lanes' cached state of
+     * them. MOVE_SUPERSEDED (nothing deleted) when a newer mover of the move has written here.
+     */
+    public CompletableFuture<TenantStates.Changed> drop(MoveCall call, ItemState state) {
+        return reads.submit("DropTenant failed; repeat it", c -> states.drop(c, call, state, shardId))
+                .thenCompose(done -> engine.forgetTenant(call.tenant(), done.items()).thenApply(x -> {
+                    log.info("move {}: dropped tenant {}'s {} items (token {}): {} rows", call.moveId(),
+                            call.tenant(), state, call.token(), done.count());
                     return done;
                 }));
     }

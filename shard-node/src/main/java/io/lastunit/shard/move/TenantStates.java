@@ -11,7 +11,8 @@ import java.util.List;
 
 /**
  * The state changes a tenant move makes to the tenant's items on this shard, and the drop of a
- * copy it no longer needs. Each is one statement per table under the tenant's lock, idempotent: it
+ * copy it no longer needs. Each is one statement per table under the tenant's lock, admitted first
+ * by the mover's token ({@link MoveTokens}) in the same transaction, idempotent: it
  * changes the items in the state it starts from and no other, so a repeat changes nothing. The
  * lanes' cached state is the caller's to drop afterwards ({@code TenantMoves}). Stateless and
  * thread-safe; the caller owns the connection (READ COMMITTED, autocommit off) and commits.
@@ -20,20 +21,23 @@ public final class TenantStates {
     /** A change of state, from one state to another. */
     public enum Change {
         /** The source at the move's fence. */
-        FREEZE(ItemState.ACTIVE, ItemState.FROZEN),
+        FREEZE(ItemState.ACTIVE, ItemState.FROZEN, "FreezeTenant"),
         /** The source again, when the move rolls back before its flip. */
-        UNFREEZE(ItemState.FROZEN, ItemState.ACTIVE),
+        UNFREEZE(ItemState.FROZEN, ItemState.ACTIVE, "UnfreezeTenant"),
         /** The target after the flip. */
-        ACTIVATE(ItemState.IMPORTING, ItemState.ACTIVE),
+        ACTIVATE(ItemState.IMPORTING, ItemState.ACTIVE, "ActivateTenant"),
         /** The source after the flip. */
-        RETIRE(ItemState.FROZEN, ItemState.MOVED);
+        RETIRE(ItemState.FROZEN, ItemState.MOVED, "RetireTenant");
 
         public final ItemState from;
         public final ItemState to;
+        /** The RPC that asks for it, for messages. */
+        public final String rpc;
 
-        Change(ItemState from, ItemState to) {
+        Change(ItemState from, ItemState to, String rpc) {
             this.from = from;
             this.to = to;
+            this.rpc = rpc;
         }
     }
 
@@ -49,10 +53,18 @@ public final class TenantStates {
             "outbox");
 
     private final ItemStore items = new ItemStore();
+    private final MoveTokens tokens = new MoveTokens();
 
-    /** Changes the tenant's items in {@code change.from} to {@code change.to}. */
-    public Changed change(Connection c, String tenant, Change change) throws SQLException {
+    /**
+     * Changes the call's tenant's items in {@code change.from} to {@code change.to}.
+     *
+     * @throws io.lastunit.common.Failure MOVE_SUPERSEDED (nothing changed) when a newer mover of
+     *         the move has written here
+     */
+    public Changed change(Connection c, MoveCall call, Change change, String shardId) throws SQLException {
+        String tenant = call.tenant();
         items.lockTenant(c, tenant, false);
+        tokens.admit(c, call, change.rpc, shardId);
         List<String> changed = new ArrayList<>();
         try (PreparedStatement ps = c.prepareStatement(
                 "UPDATE items SET state = ? WHERE tenant_id = ? AND state = ? RETURNING item_id")) {
@@ -69,15 +81,26 @@ public final class TenantStates {
     }
 
     /**
-     * Deletes every row of the tenant's items that are in {@code state} (IMPORTING: a copy a move
-     * discards; MOVED: the source of a finished move), their outbox rows included, and the items.
-     * Items in any other state are not touched.
+     * Deletes every row of the call's tenant's items that are in {@code state} (IMPORTING: a copy a
+     * move discards; MOVED: the source of a finished move), their outbox rows included, and the
+     * items. Items in any other state are not touched. A drop of MOVED items also deletes the
+     * tenant's tokens of every other move ({@link MoveTokens#forgetOtherMoves}): a tenant is in one
+     * move at a time, so those have finished. The call's own token is kept, so its move's stale
+     * movers stay fenced here.
+     *
+     * @throws io.lastunit.common.Failure MOVE_SUPERSEDED (nothing deleted) when a newer mover of
+     *         the move has written here
      */
-    public Changed drop(Connection c, String tenant, ItemState state) throws SQLException {
+    public Changed drop(Connection c, MoveCall call, ItemState state, String shardId) throws SQLException {
         if (state != ItemState.IMPORTING && state != ItemState.MOVED) {
             throw new IllegalArgumentException("a drop deletes IMPORTING or MOVED items, not " + state);
         }
+        String tenant = call.tenant();
         items.lockTenant(c, tenant, false);
+        tokens.admit(c, call, "DropTenant " + state, shardId);
+        if (state == ItemState.MOVED) {
+            tokens.forgetOtherMoves(c, tenant, call.moveId());
+        }
         String[] ids = itemsIn(c, tenant, state);
         long deleted = 0;
         if (ids.length > 0) {
