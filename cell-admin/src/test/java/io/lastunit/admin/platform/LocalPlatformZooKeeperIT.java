@@ -48,6 +48,7 @@ class LocalPlatformZooKeeperIT {
     @Test
     void startAndStop_leaveNoZooKeeperConfigurationFileInTheTemporaryDirectory() throws Exception {
         int port;
+        since = java.nio.file.attribute.FileTime.from(java.time.Instant.now().minusSeconds(1));
         try (LocalPlatform p = start()) {
             port = p.zookeeperServer().getPort();
         }
@@ -59,6 +60,7 @@ class LocalPlatformZooKeeperIT {
     @Test
     void zooKeeperFiles_areInOneDirectory_deletedOnStop() throws Exception {
         Path dir;
+        since = java.nio.file.attribute.FileTime.from(java.time.Instant.now().minusSeconds(1));
         try (LocalPlatform p = start()) {
             int port = p.zookeeperServer().getPort();
             dir = p.zookeeperDirectory();
@@ -69,14 +71,21 @@ class LocalPlatformZooKeeperIT {
         assertThat(dir).doesNotExist();
     }
 
-    /** The files ZooKeeper wrote for the server on {@code port}, directly in {@code dir}. */
-    private static List<Path> configurationFiles(Path dir, int port) throws IOException {
+    /**
+     * Files older than the platform under test cannot be its own: other tests' ZooKeeper servers
+     * leave theirs in the temporary directory, some naming a port this one happens to get again.
+     */
+    private java.nio.file.attribute.FileTime since = java.nio.file.attribute.FileTime.fromMillis(0);
+
+    /** The files ZooKeeper wrote, since {@link #since}, for the server on {@code port}, directly in {@code dir}. */
+    private List<Path> configurationFiles(Path dir, int port) throws IOException {
         List<Path> found = new ArrayList<>();
         try (Stream<Path> files = Files.list(dir)) {
             for (Path f : files.filter(f -> f.getFileName().toString().startsWith("zookeeper.configuration")
                     && f.getFileName().toString().endsWith(".properties")).toList()) {
                 try {
-                    if (Files.readAllLines(f).contains("clientPort=" + port)) {
+                    if (Files.getLastModifiedTime(f).compareTo(since) >= 0
+                            && Files.readAllLines(f).contains("clientPort=" + port)) {
                         found.add(f);
                     }
                 } catch (IOException goneOrNotOurs) {
