@@ -68,8 +68,10 @@ class BalancingLoopIT {
         cluster.createItem("acme", "cap", quotas(40, 30, 20)); // 90 > 64: not yet at its end
         ReserveResponse held = reserve("cap", "us", 10, "cap-us");
         assertThat(held.getOutcome()).isEqualTo(ReserveOutcome.RESERVED);
-        assertThat(reserve("cap", "ap", 20, "cap-ap").getOutcome()).isEqualTo(ReserveOutcome.RESERVED);
-        // 40 + 20 + 0 = 60 available <= 64: the next interval collapses it home.
+        // Both Reserves in us, where the demand is: an interval that runs between them moves stock
+        // into us, never out of it, so the second finds its 20 units wherever the first left them.
+        assertThat(reserve("cap", "us", 20, "cap-us-2").getOutcome()).isEqualTo(ReserveOutcome.RESERVED);
+        // 90 - 30 = 60 available <= 64: the next interval collapses it home.
 
         Awaits.until("collapsed home", () -> {
             Map<String, ItemLevel> l = cluster.levels("acme", "cap");
