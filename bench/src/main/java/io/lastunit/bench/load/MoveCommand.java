@@ -12,6 +12,7 @@ import io.grpc.stub.MetadataUtils;
 import io.lastunit.admin.cli.CliError;
 import io.lastunit.admin.cli.Closer;
 import io.lastunit.admin.cli.ExitCodes;
+import io.lastunit.admin.cli.JdbcOptions;
 import io.lastunit.admin.cli.PlatformDatabases;
 import io.lastunit.admin.platform.LocalPlatform;
 import io.lastunit.api.admin.v1.AdminServiceGrpc;
@@ -34,7 +35,6 @@ import io.lastunit.api.topology.v1.MoveStep;
 import io.lastunit.api.topology.v1.ShardInfo;
 import io.lastunit.common.GrpcErrors;
 import io.lastunit.common.topology.Topology;
-import io.lastunit.shard.store.EmbeddedDatabase;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.nio.charset.StandardCharsets;
@@ -57,6 +57,7 @@ import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.ParameterException;
@@ -71,7 +72,8 @@ import picocli.CommandLine.Spec;
  * tenant's latency over the same window and its errors, the copy time and catch-up passes.
  *
  * <p>A local platform (ZooKeeper, cells {@code shared} and {@code dedicated} of {@code --shards}
- * shard nodes each, a router, the admin server) on an embedded PostgreSQL or {@code --jdbc-url}.
+ * shard nodes each, a router, the admin server) on an embedded PostgreSQL or {@code --jdbc-url}
+ * (its own databases, dropped first).
  * The sale is open loop: {@code --rate} Reserves a second for each tenant, each a new buyer and
  * key on a random item; a Reserve refused with a retryable status is sent again with the same
  * key after its hint. Afterwards every live hold is read back through the router (it must be
@@ -119,14 +121,8 @@ public final class MoveCommand implements Callable<Integer> {
     @Option(names = "--shards", paramLabel = "N", description = "Shards of each cell (default ${DEFAULT-VALUE}).")
     int shards = 2;
 
-    @Option(names = "--jdbc-url", paramLabel = "URL", description = "A PostgreSQL server for the shard databases (" + DB_PREFIX + "<shard>). Default: LASTUNIT_JDBC_URL, else an embedded PostgreSQL.")
-    String jdbcUrl;
-
-    @Option(names = "--jdbc-user", paramLabel = "USER", description = "Its user, who needs CREATEDB (default: LASTUNIT_JDBC_USER, else lastunit).")
-    String jdbcUser;
-
-    @Option(names = "--jdbc-password", paramLabel = "PASSWORD", description = "Its password (default: LASTUNIT_JDBC_PASSWORD, else lastunit).")
-    String jdbcPassword;
+    @Mixin
+    JdbcOptions jdbc = new JdbcOptions();
 
     @Option(names = "--out", paramLabel = "DIR", description = "Where the JSON report goes (default ${DEFAULT-VALUE}).")
     Path out = Path.of("bench/results/raw");
@@ -138,17 +134,13 @@ public final class MoveCommand implements Callable<Integer> {
     @Override
     public Integer call() throws Exception {
         validate();
+        jdbc.validate(spec.commandLine());
         PrintWriter stdout = spec.commandLine().getOut();
         try (Closer closer = new Closer()) {
-            String url = jdbcUrl != null ? jdbcUrl : System.getenv().getOrDefault("LASTUNIT_JDBC_URL", "");
-            if (!url.isBlank()) {
-                dropOwnDatabases(url, env(jdbcUser, "LASTUNIT_JDBC_USER", "lastunit"),
-                        env(jdbcPassword, "LASTUNIT_JDBC_PASSWORD", "lastunit"));
+            if (!jdbc.embedded()) {
+                dropOwnDatabases(jdbc.url(), jdbc.user(), jdbc.password());
             }
-            PlatformDatabases dbs = closer.add(url.isBlank()
-                    ? PlatformDatabases.embedded(DB_PREFIX, EmbeddedDatabase.Durability.FSYNC, stdout::println)
-                    : PlatformDatabases.external(url, env(jdbcUser, "LASTUNIT_JDBC_USER", "lastunit"),
-                            env(jdbcPassword, "LASTUNIT_JDBC_PASSWORD", "lastunit"), DB_PREFIX));
+            PlatformDatabases dbs = closer.add(jdbc.open(DB_PREFIX, stdout));
             stdout.printf("starting a platform: cells %s and %s, %d shard nodes each ...%n", Topology.SHARED_CELL,
                     TARGET_CELL, shards);
             stdout.flush();
@@ -298,10 +290,6 @@ public final class MoveCommand implements Callable<Integer> {
                 }
             }
         }
-    }
-
-    private static String env(String given, String name, String fallback) {
-        return given != null ? given : System.getenv().getOrDefault(name, fallback);
     }
 
     private static ManagedChannel channel(String target) {

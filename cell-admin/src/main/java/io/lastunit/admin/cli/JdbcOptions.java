@@ -5,8 +5,9 @@ import java.io.PrintWriter;
 import picocli.CommandLine.Option;
 
 /**
- * {@code --jdbc-url/--jdbc-user/--jdbc-password} of {@code up} and {@code demo}: where the shards'
- * databases go; and {@code --unsafe-no-fsync}, for the embedded PostgreSQL only.
+ * {@code --jdbc-url/--jdbc-user/--jdbc-password} of {@code up}, {@code demo} and
+ * {@code bench move} (a picocli mixin): where the shards' databases go; and
+ * {@code --unsafe-no-fsync}, for the embedded PostgreSQL only.
  */
 public final class JdbcOptions {
     @Option(names = "--jdbc-url", paramLabel = "URL",
@@ -28,7 +29,7 @@ public final class JdbcOptions {
                     + " confirmed reservations. Default: fsync on (durable). Not with --jdbc-url.")
     boolean unsafeNoFsync;
 
-    boolean embedded() {
+    public boolean embedded() {
         return url == null || url.isBlank();
     }
 
@@ -37,7 +38,7 @@ public final class JdbcOptions {
     }
 
     /** Checks the URL's form (no I/O). */
-    void validate(picocli.CommandLine cmd) {
+    public void validate(picocli.CommandLine cmd) {
         if (unsafeNoFsync && !embedded()) {
             throw new picocli.CommandLine.ParameterException(cmd, "--unsafe-no-fsync is for the embedded PostgreSQL;"
                     + " the server at --jdbc-url keeps its own settings");
@@ -55,15 +56,28 @@ public final class JdbcOptions {
      * Starts the embedded PostgreSQL (saying on {@code out} what it cleaned up after a killed
      * platform first) or connects to the given one; databases are named {@code prefix<shard>}.
      */
-    PlatformDatabases open(String prefix, PrintWriter out) {
+    public PlatformDatabases open(String prefix, PrintWriter out) {
         return embedded() ? PlatformDatabases.embedded(prefix, durability(), line -> {
             out.println("lastunit: " + line);
             out.flush();
         }) : PlatformDatabases.external(url, user, password, prefix);
     }
 
+    /** The server's JDBC URL (empty: embedded), its user and password. */
+    public String url() {
+        return url;
+    }
+
+    public String user() {
+        return user;
+    }
+
+    public String password() {
+        return password;
+    }
+
     /** For the first line of {@code up} and {@code demo}: which PostgreSQL. */
-    String describe() {
+    public String describe() {
         if (!embedded()) {
             return "PostgreSQL at " + url;
         }
