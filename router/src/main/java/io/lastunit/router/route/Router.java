@@ -336,7 +336,10 @@ public final class Router {
             scheduler.schedule(c.ctx.wrap(() -> attempt(held, region, n)), delayMs, TimeUnit.MILLISECONDS);
             return true;
         }
-        MoveHold.Parked p = new MoveHold.Parked(c.ctx.wrap(() -> attempt(held, region, n)));
+        // Woken on the topology cache's event thread: the resend goes to the scheduler, so a flip that
+        // wakes thousands of calls never holds up the cache's other listeners.
+        Runnable resend = c.ctx.wrap(() -> attempt(held, region, n));
+        MoveHold.Parked p = new MoveHold.Parked(() -> scheduler.execute(resend));
         if (!moveHold.park(c.tenant, p)) {
             return false;
         }
