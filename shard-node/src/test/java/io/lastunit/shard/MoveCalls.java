@@ -9,6 +9,7 @@ import io.lastunit.api.inventory.v1.ReserveRequest;
 import io.lastunit.api.shard.v1.DropState;
 import io.lastunit.api.shard.v1.DropTenantRequest;
 import io.lastunit.api.shard.v1.ExportTenantRequest;
+import io.lastunit.api.shard.v1.SummaryPart;
 import io.lastunit.api.shard.v1.ImportTenantRequest;
 import io.lastunit.api.shard.v1.ShardServiceGrpc;
 import io.lastunit.api.shard.v1.SummarizeTenantRequest;
@@ -55,8 +56,8 @@ final class MoveCalls {
         TABLES.put("restocks", "item_id, restock_id");
     }
 
-    /** What one export sent: its chunks, and the last one's snapshot and counts. */
-    record Export(List<TenantChunk> chunks, String snapshot, MoveCounts counts) {
+    /** What one export sent: its chunks, and the last one's snapshot, cut and counts. */
+    record Export(List<TenantChunk> chunks, String snapshot, long cutMicros, MoveCounts counts) {
         /** The exported rows of {@code table}, in the order sent. */
         List<TenantRow> rows(String table) {
             List<TenantRow> out = new ArrayList<>();
@@ -93,8 +94,18 @@ final class MoveCalls {
 
     /** Reads the whole stream; asserts only the last chunk says last, and that it has the snapshot. */
     Export export(String tenant, String since, int chunkRows) {
+        return export(tenant, since, 0, chunkRows);
+    }
+
+    /** The delta since {@code earlier}, found by index (with its cut). */
+    Export exportSince(String tenant, Export earlier) {
+        return export(tenant, earlier.snapshot(), earlier.cutMicros(), 0);
+    }
+
+    Export export(String tenant, String since, long sinceCutMicros, int chunkRows) {
         Iterator<TenantChunk> it = stub().exportTenant(ExportTenantRequest.newBuilder().setTenantId(tenant)
-                .setMoveId(MOVE).setSinceSnapshot(since).setChunkRows(chunkRows).build());
+                .setMoveId(MOVE).setSinceSnapshot(since).setSinceCutMicros(sinceCutMicros).setChunkRows(chunkRows)
+                .build());
         List<TenantChunk> chunks = new ArrayList<>();
         while (it.hasNext()) {
             chunks.add(it.next());
@@ -104,7 +115,8 @@ final class MoveCalls {
         assertThat(last.getLast()).isTrue();
         assertThat(last.getSnapshot()).isNotEmpty();
         assertThat(chunks.subList(0, chunks.size() - 1)).noneMatch(TenantChunk::getLast);
-        return new Export(chunks, last.getSnapshot(), last.getCounts());
+        assertThat(last.getCutMicros()).as("the export's cut").isPositive();
+        return new Export(chunks, last.getSnapshot(), last.getCutMicros(), last.getCounts());
     }
 
     /** Imports every chunk of {@code export} as one ImportTenant each; returns the rows written, summed. */
@@ -171,6 +183,12 @@ final class MoveCalls {
 
     TenantSummary summarize(String tenant) {
         return stub().summarizeTenant(SummarizeTenantRequest.newBuilder().setTenantId(tenant).build());
+    }
+
+    /** One part of the tenant's rows, split at {@code cutMicros}. */
+    TenantSummary summarize(String tenant, SummaryPart part, long cutMicros) {
+        return stub().summarizeTenant(SummarizeTenantRequest.newBuilder().setTenantId(tenant).setPart(part)
+                .setEndedBeforeMicros(cutMicros).build());
     }
 
     static TenantMoveRequest request(String tenant, long token) {

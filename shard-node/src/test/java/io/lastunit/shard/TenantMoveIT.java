@@ -27,6 +27,7 @@ import io.lastunit.api.shard.v1.ImportTenantRequest;
 import io.lastunit.api.shard.v1.TenantChunk;
 import io.lastunit.api.shard.v1.TenantRows;
 import io.lastunit.api.shard.v1.ItemSummary;
+import io.lastunit.api.shard.v1.SummaryPart;
 import io.lastunit.api.shard.v1.TenantSummary;
 import io.lastunit.api.shard.v1.TransferInRequest;
 import io.lastunit.api.shard.v1.TransferOutRequest;
@@ -273,6 +274,167 @@ class TenantMoveIT {
             MoveCalls.Export delta = from.export(tenant, first.snapshot(), 0);
             assertThat(MoveCalls.holdIds(delta)).containsExactly(uuid(h));
         }
+    }
+
+    /** Rows of one table of an export as a sorted list of their canonical JSON (jsonb's text). */
+    private static List<String> canonical(MoveCalls shard, MoveCalls.Export export, String table) throws Exception {
+        List<String> out = new ArrayList<>();
+        for (var r : export.rows(table)) {
+            out.add(shard.query("SELECT ?::jsonb::text", r.getJson()).get(0));
+        }
+        out.sort(null);
+        return out;
+    }
+
+    /**
+     * A tenant with a long history (ended holds an hour old) and every kind of change since a first
+     * export: new holds, a confirm, releases (usage given back), an expiry, an extension, a transfer
+     * completed and one received, a restock, and a writer whose transaction began before the export's
+     * snapshot and ends a hold after it. Returns the first export.
+     */
+    private static MoveCalls.Export historyAndChanges(String tenant) throws Exception {
+        List<Hold> holds = seed(tenant);
+        assertThat(from.update("""
+                INSERT INTO holds (hold_id, tenant_id, item_id, bucket_no, region, qty, buyer_id, idempotency_key,
+                                   request_fingerprint, state, created_at, expires_at, ended_at)
+                SELECT gen_random_uuid(), ?, 'plain', 0, 'local', 1, 'old-' || n, 'old-' || n, 'f-' || n,
+                       'RELEASED', now() - interval '2 hours', now() - interval '1 hour', now() - interval '1 hour'
+                  FROM generate_series(1, 3000) AS n""", tenant)).isEqualTo(3_000);
+        try (java.sql.Connection writer = source.node().dataSource().getConnection()) {
+            writer.setAutoCommit(false);
+            long writerStart;
+            try (var ps = writer.prepareStatement("SELECT (extract(epoch FROM now()) * 1000000)::bigint");
+                 var rs = ps.executeQuery()) {
+                rs.next();
+                writerStart = rs.getLong(1);
+            }
+            MoveCalls.Export first = from.exportAll(tenant);
+            // The cut is before the writer's start, margin and all: it saw the writer running.
+            assertThat(first.cutMicros() + io.lastunit.shard.move.ChangedRows.CUT_MARGIN_MICROS)
+                    .isLessThanOrEqualTo(writerStart);
+            // The writer ends a hold with its own now(), from before the snapshot, and commits after it
+            // (with its bucket's counters, as a lane would; no lane touches "plain" again here).
+            try (var ps = writer.prepareStatement("""
+                    WITH h AS (UPDATE holds SET state = 'RELEASED', ended_at = now()
+                                WHERE hold_id = ?::uuid AND state = 'HELD' RETURNING tenant_id, item_id, bucket_no, qty)
+                    UPDATE buckets b SET held = b.held - h.qty, available = b.available + h.qty FROM h
+                     WHERE b.tenant_id = h.tenant_id AND b.item_id = h.item_id AND b.bucket_no = h.bucket_no""")) {
+                ps.setString(1, uuid(holds.get(40)));
+                assertThat(ps.executeUpdate()).isEqualTo(1);
+            }
+            writer.commit();
+
+            hold(source, tenant, "multi", "later-0", 2);
+            source.blocking().reserve(reserve(tenant, "capped", "later-c", 1).toBuilder().setBuyerId("buyer-9").build());
+            source.blocking().reserve(reserve(tenant, "capped", "later-d", 1).toBuilder().setBuyerId("buyer-0").build());
+            source.blocking().confirm(ConfirmRequest.newBuilder().setHoldId(holds.get(3).getHoldId()).setOrderRef("o3")
+                    .build());
+            source.blocking().release(ReleaseRequest.newBuilder().setHoldId(holds.get(33).getHoldId()).build());
+            source.blocking().extend(ExtendRequest.newBuilder().setHoldId(holds.get(4).getHoldId()).build());
+            assertThat(from.update("UPDATE holds SET expires_at = now() - interval '1 second' WHERE hold_id = ?::uuid",
+                    uuid(holds.get(5)))).isEqualTo(1);
+            int bucket = Integer.parseInt(holdRow(from, uuid(holds.get(5)), "bucket_no"));
+            assertThat(source.node().engine().sweep(tenant, "multi", bucket)
+                    .get(ShardNodeHarness.deadlineMillis(), TimeUnit.MILLISECONDS)).isEqualTo(1);
+            from.stub().completeTransfer(io.lastunit.api.shard.v1.CompleteTransferRequest.newBuilder()
+                    .setTransferId(tenant + "-out").build());
+            from.stub().transferIn(TransferInRequest.newBuilder().setTransferId(tenant + "-in2").setTenantId(tenant)
+                    .setItemId("capped").setPeerShardId("elsewhere").setQuantity(2).build());
+            source.blocking().restock(RestockRequest.newBuilder().setTenantId(tenant).setItemId("multi").setQuantity(3)
+                    .setRestockId("r2").build());
+            return first;
+        }
+    }
+
+    @Test
+    void deltaByIndex_carriesTheSameRowsAsReadingEveryRow_andNoneOfTheHistory() throws Exception {
+        String tenant = "t-indexed";
+        MoveCalls.Export first = historyAndChanges(tenant);
+
+        MoveCalls.Export byIndex = from.exportSince(tenant, first);
+        MoveCalls.Export byReadingAll = from.export(tenant, first.snapshot(), 0);
+        for (String table : TenantTable.names()) {
+            assertThat(canonical(from, byIndex, table)).as(table).isEqualTo(canonical(from, byReadingAll, table));
+        }
+        assertThat(byIndex.counts()).isEqualTo(byReadingAll.counts());
+        // What changed: holds (5 new or ended by the lanes, the writer's, the expired one, the extended one and
+        // 3 new), the usage of buyer-0, buyer-9 and the released capped hold's buyer, both transfer rows touched.
+        assertThat(byIndex.counts().getHolds()).isEqualTo(8);
+        assertThat(byIndex.counts().getUsage()).isEqualTo(3);
+        assertThat(byIndex.counts().getTransfers()).isEqualTo(2);
+        assertThat(byIndex.counts().getRestocks()).isEqualTo(1);
+        assertThat(MoveCalls.holdIds(byIndex)).noneMatch(id -> {
+            try {
+                return holdRow(from, id, "buyer_id").startsWith("old-");
+            } catch (Exception e) {
+                throw new IllegalStateException(e);
+            }
+        });
+
+        // Applied in order, the first export and the indexed delta are the source's rows now.
+        to.importAll(tenant, first);
+        to.importAll(tenant, byIndex);
+        assertThat(to.rows(tenant)).isEqualTo(from.rows(tenant));
+        // And a delta by index since that one carries nothing.
+        MoveCalls.Export none = from.exportSince(tenant, from.exportSince(tenant, byIndex));
+        assertThat(none.counts()).isEqualTo(MoveCounts.getDefaultInstance());
+    }
+
+    @Test
+    void summaryParts_settledAndRecentAddUpToAll_andRecentCarriesTheRowsThatCanChange() throws Exception {
+        String tenant = "t-parts";
+        MoveCalls.Export first = historyAndChanges(tenant);
+        long cut = first.cutMicros();
+
+        TenantSummary all = from.summarize(tenant);
+        TenantSummary settled = from.summarize(tenant, SummaryPart.SUMMARY_PART_SETTLED, cut);
+        TenantSummary recent = from.summarize(tenant, SummaryPart.SUMMARY_PART_RECENT, cut);
+        assertThat(all.getItemsCount()).isEqualTo(3);
+        for (int i = 0; i < all.getItemsCount(); i++) {
+            ItemSummary a = all.getItems(i);
+            ItemSummary s = settled.getItems(i);
+            ItemSummary r = recent.getItems(i);
+            assertThat(s.getItemId()).isEqualTo(a.getItemId());
+            assertThat(r.getItemId()).isEqualTo(a.getItemId());
+            Map<String, Long> holds = new java.util.TreeMap<>(s.getHoldsByStateMap());
+            r.getHoldsByStateMap().forEach((k, v) -> holds.merge(k, v, Long::sum));
+            assertThat(holds).as(a.getItemId()).isEqualTo(new java.util.TreeMap<>(a.getHoldsByStateMap()));
+            Map<String, Long> units = new java.util.TreeMap<>(s.getUnitsByStateMap());
+            r.getUnitsByStateMap().forEach((k, v) -> units.merge(k, v, Long::sum));
+            assertThat(units).as(a.getItemId()).isEqualTo(new java.util.TreeMap<>(a.getUnitsByStateMap()));
+            assertThat(s.getHoldsByStateMap()).doesNotContainKey("HELD");
+            assertThat(s.getTransferredIn() + r.getTransferredIn()).isEqualTo(a.getTransferredIn());
+            assertThat(s.getTransferredOut() + r.getTransferredOut()).isEqualTo(a.getTransferredOut());
+            assertThat(r.getTransfersPending()).isEqualTo(a.getTransfersPending());
+            // Item and bucket rows and restocks are all in the recent part, none in the settled one.
+            assertThat(r.toBuilder().clearHoldsByState().clearUnitsByState().clearTransferredIn().clearTransferredOut()
+                    .clearUsageUnits().clearUsageBuyers().clearBuckets().build())
+                    .isEqualTo(a.toBuilder().clearHoldsByState().clearUnitsByState().clearTransferredIn()
+                            .clearTransferredOut().clearUsageUnits().clearUsageBuyers().clearBuckets().build());
+            assertThat(s.getAllotment() + s.getRestocks() + s.getUsageUnits()).isZero();
+            assertThat(a.getBucketsCount()).isEqualTo(a.getBucketCount());
+            for (var b : a.getBucketsList()) {
+                var rb = r.getBucketsList().stream().filter(x -> x.getBucketNo() == b.getBucketNo()).findFirst()
+                        .orElseThrow();
+                long settledSold = s.getBucketsList().stream().filter(x -> x.getBucketNo() == b.getBucketNo())
+                        .mapToLong(x -> x.getSoldUnits()).sum();
+                assertThat(rb.getRow()).isTrue();
+                assertThat(rb.getHeldUnits()).isEqualTo(b.getHeldUnits()).isEqualTo(b.getHeld());
+                assertThat(rb.getSoldUnits() + settledSold).isEqualTo(b.getSoldUnits()).isEqualTo(b.getSold());
+            }
+        }
+        // The history is settled: the 3,000 old releases of "plain" are in the settled part only.
+        assertThat(settled.getItems(2).getHoldsByStateMap()).containsEntry("RELEASED", 3_000L);
+        assertThat(recent.getItems(2).getHoldsByStateOrDefault("RELEASED", 0)).isLessThan(3_000L);
+        // The recent usage is that of the buyers of recent holds: of "capped", every buyer has one here.
+        ItemSummary capped = recent.getItems(0);
+        assertThat(capped.getItemId()).isEqualTo("capped");
+        assertThat(capped.getUsageBuyers()).isEqualTo(from.count("""
+                SELECT count(*) FROM buyer_usage u WHERE u.tenant_id = ? AND u.item_id = 'capped' AND EXISTS (
+                    SELECT 1 FROM holds h WHERE h.tenant_id = u.tenant_id AND h.item_id = u.item_id
+                       AND h.buyer_id = u.buyer_id AND (h.state = 'HELD' OR h.ended_at >= now() - interval '10 minutes'))""",
+                tenant));
+        assertThat(capped.getUsageUnits()).isEqualTo(all.getItems(0).getUsageUnits());
     }
 
     private static String uuid(Hold h) {

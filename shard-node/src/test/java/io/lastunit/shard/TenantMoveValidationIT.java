@@ -10,6 +10,7 @@ import io.lastunit.api.shard.v1.DropTenantRequest;
 import io.lastunit.api.shard.v1.ExportTenantRequest;
 import io.lastunit.api.shard.v1.ImportTenantRequest;
 import io.lastunit.api.shard.v1.SummarizeTenantRequest;
+import io.lastunit.api.shard.v1.SummaryPart;
 import io.lastunit.api.shard.v1.TenantMoveRequest;
 import io.lastunit.api.shard.v1.TenantRow;
 import io.lastunit.api.shard.v1.TenantRows;
@@ -195,6 +196,33 @@ class TenantMoveValidationIT {
     @Test
     void export_sinceAWellFormedSnapshot_isTaken() {
         assertThat(calls.export(NOBODY, "3:10:4,5,9", 0).rowCount()).isZero();
+    }
+
+    @Test
+    void export_aCutWithoutASnapshot_orBelowZero_isRefused() {
+        invalid(() -> calls.export(T, "", 1_000, 0), "since_cut_micros");
+        invalid(() -> calls.export(T, "3:10:4,5,9", -1, 0), "since_cut_micros");
+    }
+
+    @Test
+    void export_sinceASnapshotAndItsCut_isTaken() {
+        assertThat(calls.export(NOBODY, "3:10:4,5,9", 1_000, 0).rowCount()).isZero();
+    }
+
+    @Test
+    void summarize_aPartWithoutItsCut_orACutForAll_orAnUnknownPart_isRefused() {
+        invalid(() -> calls.summarize(T, SummaryPart.SUMMARY_PART_SETTLED, 0), "ended_before_micros");
+        invalid(() -> calls.summarize(T, SummaryPart.SUMMARY_PART_RECENT, -5), "ended_before_micros");
+        invalid(() -> calls.summarize(T, SummaryPart.SUMMARY_PART_ALL, 1_000), "ended_before_micros");
+        invalid(() -> calls.stub().summarizeTenant(SummarizeTenantRequest.newBuilder().setTenantId(T).setPartValue(7)
+                .setEndedBeforeMicros(1_000).build()), "part");
+    }
+
+    @Test
+    void summarize_eachPartWithItsCut_isTaken() {
+        for (SummaryPart part : new SummaryPart[] {SummaryPart.SUMMARY_PART_SETTLED, SummaryPart.SUMMARY_PART_RECENT}) {
+            assertThat(calls.summarize(NOBODY, part, 1_000).getItemsList()).isEmpty();
+        }
     }
 
     private static ImportTenantRequest importing(TenantRows... tables) {

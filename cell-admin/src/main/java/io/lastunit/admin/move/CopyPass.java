@@ -41,9 +41,17 @@ final class CopyPass {
     /**
      * @param rowsExported rows the sources exported (a row exported twice after a retried stream counts once)
      * @param copied       rows the targets wrote, by kind
-     * @param snapshots    per source shard id, the snapshot its export read: the next pass's since
+     * @param snapshots    per source shard id, the snapshot its export read and its cut: the next pass's since
      */
-    record Result(long rowsExported, MoveCounts copied, Map<String, String> snapshots) {
+    record Result(long rowsExported, MoveCounts copied, Map<String, Since> snapshots) {
+    }
+
+    /**
+     * Where a source's next export starts: the snapshot its last export read and that export's cut
+     * (0: none known; the shard then reads every row and filters it by its writer).
+     */
+    record Since(String snapshot, long cutMicros) {
+        static final Since EVERYTHING = new Since("", 0);
     }
 
     private final TenantShards shards;
@@ -58,7 +66,8 @@ final class CopyPass {
 
     /**
      * @param moverToken      the mover's fencing token, sent with every import
-     * @param since           per source shard id, the snapshot to copy from; a source without one is copied whole
+     * @param since           per source shard id, the snapshot (and cut) to copy from; a source without one is
+     *                        copied whole
      * @param targetsByRegion the target cell's shards by region
      * @param deadlineNanos   when the whole pass must have ended ({@link TenantShards#NO_DEADLINE}: each
      *                        export has its own timeout)
@@ -66,7 +75,7 @@ final class CopyPass {
      * @throws TenantShards.Superseded when a target refused an import: another mover owns the move
      */
     Result run(String tenant, String moveId, long moverToken, List<ShardInfo> sources,
-            Map<String, List<ShardInfo>> targetsByRegion, Map<String, String> since, TenantShards.Guard guard,
+            Map<String, List<ShardInfo>> targetsByRegion, Map<String, Since> since, TenantShards.Guard guard,
             Checkpoint checkpoint, long deadlineNanos, ExecutorService pool) throws InterruptedException {
         ImportTenantRequest imports = ImportTenantRequest.newBuilder().setTenantId(tenant).setMoveId(moveId)
                 .setMoverToken(moverToken).build();
@@ -74,11 +83,11 @@ final class CopyPass {
         for (ShardInfo source : sources) {
             List<ShardInfo> targets = targetsByRegion.getOrDefault(source.getRegion(), List.of());
             futures.add(pool.submit(() -> copyOne(imports, source, targets, since.getOrDefault(
-                    source.getShardId(), ""), guard, checkpoint, deadlineNanos)));
+                    source.getShardId(), Since.EVERYTHING), guard, checkpoint, deadlineNanos)));
         }
         long rows = 0;
         MoveCounts copied = MoveCounts.getDefaultInstance();
-        Map<String, String> snapshots = new LinkedHashMap<>();
+        Map<String, Since> snapshots = new LinkedHashMap<>();
         RuntimeException failure = null;
         try {
             for (Future<Result> f : futures) {
@@ -109,7 +118,7 @@ final class CopyPass {
     }
 
     /** @param imports the tenant, move and token of every import this source's rows make */
-    private Result copyOne(ImportTenantRequest imports, ShardInfo source, List<ShardInfo> targets, String since,
+    private Result copyOne(ImportTenantRequest imports, ShardInfo source, List<ShardInfo> targets, Since since,
             TenantShards.Guard guard, Checkpoint checkpoint, long deadlineNanos) throws InterruptedException {
         String tenant = imports.getTenantId();
         Map<String, ShardInfo> targetById = new HashMap<>();
@@ -117,7 +126,8 @@ final class CopyPass {
         Map<String, Batch> batches = new LinkedHashMap<>();
         MoveCounts[] copied = {MoveCounts.getDefaultInstance()};
         ExportTenantRequest req = ExportTenantRequest.newBuilder().setTenantId(tenant).setMoveId(imports.getMoveId())
-                .setSinceSnapshot(since).setChunkRows(settings.chunkRows()).build();
+                .setSinceSnapshot(since.snapshot()).setSinceCutMicros(since.snapshot().isEmpty() ? 0 : since.cutMicros())
+                .setChunkRows(settings.chunkRows()).build();
         TenantShards.Exported exported = shards.export(source, req, guard, deadlineNanos, (TenantChunk chunk) -> {
             checkpoint.check();
             Map<String, List<TenantRows>> routed;
@@ -144,7 +154,8 @@ final class CopyPass {
                 copied[0] = add(copied[0], flush(imports, b, guard, deadlineNanos));
             }
         }
-        return new Result(exported.rows(), copied[0], Map.of(source.getShardId(), exported.snapshot()));
+        return new Result(exported.rows(), copied[0], Map.of(source.getShardId(),
+                new Since(exported.snapshot(), exported.cutMicros())));
     }
 
     private MoveCounts flush(ImportTenantRequest imports, Batch b, TenantShards.Guard guard, long deadlineNanos)

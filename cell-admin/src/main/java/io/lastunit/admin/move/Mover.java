@@ -5,9 +5,12 @@ import io.lastunit.admin.move.plan.MoveDecision;
 import io.lastunit.admin.move.plan.MoveFacts;
 import io.lastunit.admin.move.plan.MovePlanner;
 import io.lastunit.admin.move.plan.SummaryComparison;
+import io.lastunit.admin.move.plan.SummaryInvariants;
+import io.lastunit.admin.move.plan.SummaryParts;
 import io.lastunit.api.shard.v1.DropState;
 import io.lastunit.api.shard.v1.InvariantReport;
 import io.lastunit.api.shard.v1.ItemSummary;
+import io.lastunit.api.shard.v1.SummaryPart;
 import io.lastunit.api.shard.v1.TenantMoveRequest;
 import io.lastunit.api.shard.v1.TenantSummary;
 import io.lastunit.api.topology.v1.Move;
@@ -218,6 +221,10 @@ public final class Mover {
                         res = res.with(waitForTransfers(r, res.facts()));
                         d = planner.next(move, res.facts());
                     }
+                    if (d.action() == MoveAction.FENCE) {
+                        res = res.with(settle(r, move, res.facts()));
+                        d = planner.next(move, res.facts());
+                    }
                 }
                 switch (d.action()) {
                     case DONE:
@@ -295,7 +302,7 @@ public final class Mover {
     /** COPYING (everything) or CATCHING_UP (since each source's last snapshot in this run). */
     private StepResult pass(Run r, Move move) throws InterruptedException {
         long t0 = clock.millis();
-        Map<String, String> since = move.getStep() == MoveStep.COPYING ? Map.of() : r.snapshots;
+        Map<String, CopyPass.Since> since = move.getStep() == MoveStep.COPYING ? Map.of() : r.snapshots;
         CopyPass.Result res = copy.run(move.getTenantId(), move.getMoveId(), r.token, r.sources, r.targetsByRegion,
                 since, r::check, r::checkpoint, TenantShards.NO_DEADLINE, r.pool);
         r.snapshots.putAll(res.snapshots());
@@ -329,21 +336,89 @@ public final class Mover {
     }
 
     /**
-     * Both sides' summaries (one fan-out to every source and target shard) and the target's
-     * invariant check (on the run's pool) at once: the tenant is fenced, so the pause is the longer
-     * of the two, not their sum.
+     * Before the fence, once the planner would fence: both sides' settled figures at the cut of the
+     * last pass (the holds and transfers that ended before it: they never change again, and the
+     * pass copied them), compared, and the target's invariants checked in full (only this mover's
+     * passes write there). What it finds different makes the planner abort before fencing; if
+     * nothing, the move's verification reads only the recent rows inside the fence. Without a cut
+     * for every source (a shard that gave none), or when a shard fails the reads, verification
+     * reads everything instead.
+     */
+    private MoveFacts settle(Run r, Move move, MoveFacts facts) throws InterruptedException {
+        r.baseline = null;
+        long cut = Long.MAX_VALUE;
+        for (ShardInfo s : r.sources) {
+            CopyPass.Since since = r.snapshots.get(s.getShardId());
+            if (since == null || since.cutMicros() <= 0) {
+                return facts;
+            }
+            cut = Math.min(cut, since.cutMicros());
+        }
+        long t0 = clock.millis();
+        Figures f;
+        try {
+            f = figures(r, move, SummaryPart.SUMMARY_PART_SETTLED, cut, true, TenantShards.NO_DEADLINE);
+        } catch (TenantShards.StepFailed e) {
+            // Not a reason to abort: verification then reads every row, inside the fence.
+            log.warn("move {}: reading the settled rows before the fence failed ({}); verification will read"
+                    + " every row", move.getMoveId(), e.getMessage());
+            return facts;
+        }
+        List<String> differences = new ArrayList<>(SummaryComparison.differences(f.source(), f.target()));
+        differences.addAll(f.drifts());
+        if (differences.isEmpty()) {
+            r.baseline = new Baseline(cut, f.source(), f.target());
+        }
+        log.info("move {}: settled rows (ended before the cut {}) of both sides compared in {} ms: {}",
+                move.getMoveId(), cut, clock.millis() - t0, differences.isEmpty() ? "equal"
+                        : differences.size() + " difference(s), the first: " + differences.get(0));
+        return facts.withDifferences(differences);
+    }
+
+    /**
+     * Inside the fence: both sides' summaries, compared, and the invariants of DESIGN §1 recomputed
+     * from them on both sides. With the settled figures read before the fence, only the recent part
+     * is read here (live holds, rows ended since the cut, every item and bucket row), so the pause
+     * does not grow with the tenant's history; without them (a mover that resumed the move in the
+     * fence), every row is read and the target's own invariant check runs beside it.
      */
     private StepResult verify(Run r, Move move) throws InterruptedException {
         long deadline = budgetDeadline(move);
-        Future<List<InvariantReport>> checks = r.pool.submit(
-                () -> shards.checkInvariants(r.targets, move.getTenantId(), r::check, deadline));
+        Baseline b = r.baseline;
+        Figures f = b == null ? figures(r, move, SummaryPart.SUMMARY_PART_ALL, 0, true, deadline)
+                : figures(r, move, SummaryPart.SUMMARY_PART_RECENT, b.cutMicros(), false, deadline);
+        List<TenantSummary> source = b == null ? f.source() : SummaryParts.combine(b.source(), f.source());
+        List<TenantSummary> target = b == null ? f.target() : SummaryParts.combine(b.target(), f.target());
+        List<String> differences = new ArrayList<>(SummaryComparison.differences(source, target));
+        differences.addAll(SummaryInvariants.drifts("source", source));
+        differences.addAll(SummaryInvariants.drifts("target", target));
+        differences.addAll(f.drifts());
+        return new StepResult(MoveFacts.verified(clock.millis(), differences), null, 0);
+    }
+
+    /** What the settled rows came to before the fence, on both sides: the rest of verification's figures. */
+    private record Baseline(long cutMicros, List<TenantSummary> source, List<TenantSummary> target) {
+    }
+
+    /** Both sides' summaries of one part, and the target's invariant drifts when they were checked. */
+    private record Figures(List<TenantSummary> source, List<TenantSummary> target, List<String> drifts) {
+    }
+
+    /**
+     * One fan-out of SummarizeTenant to every source and target shard and, with {@code check}, the
+     * target's invariant check at once (on the run's pool): the time is the longer of the two.
+     */
+    private Figures figures(Run r, Move move, SummaryPart part, long cut, boolean check, long deadline)
+            throws InterruptedException {
+        Future<List<InvariantReport>> checks = check ? r.pool.submit(
+                () -> shards.checkInvariants(r.targets, move.getTenantId(), r::check, deadline)) : null;
         List<ShardInfo> both = new ArrayList<>(r.sources);
         both.addAll(r.targets);
         List<TenantSummary> all;
         List<InvariantReport> reports;
         try {
-            all = shards.summarize(both, move.getTenantId(), r::check, deadline);
-            reports = checks.get();
+            all = shards.summarize(both, move.getTenantId(), part, cut, r::check, deadline);
+            reports = checks == null ? List.of() : checks.get();
         } catch (ExecutionException e) {
             if (e.getCause() instanceof RuntimeException re) {
                 throw re;
@@ -353,20 +428,21 @@ public final class Mover {
             }
             throw new IllegalStateException("the target's invariant check failed", e.getCause());
         } finally {
-            checks.cancel(true);
+            if (checks != null) {
+                checks.cancel(true);
+            }
         }
-        List<TenantSummary> source = all.subList(0, r.sources.size());
-        List<TenantSummary> target = all.subList(r.sources.size(), all.size());
-        List<String> differences = new ArrayList<>(SummaryComparison.differences(source, target));
+        List<String> drifts = new ArrayList<>();
         for (InvariantReport report : reports) {
             if (!report.getOk()) {
-                differences.add("target shard " + report.getShardId() + ": " + report.getDriftsCount()
+                drifts.add("target shard " + report.getShardId() + ": " + report.getDriftsCount()
                         + " invariant drift(s), the first: " + (report.getDriftsCount() == 0 ? "?"
                         : report.getDrifts(0).getKind() + " " + report.getDrifts(0).getItemId() + ": "
                         + report.getDrifts(0).getDetail()));
             }
         }
-        return new StepResult(MoveFacts.verified(clock.millis(), differences), null, 0);
+        return new Figures(List.copyOf(all.subList(0, r.sources.size())),
+                List.copyOf(all.subList(r.sources.size(), all.size())), drifts);
     }
 
     private StepResult flip(Run r, Move move) throws InterruptedException {
@@ -534,11 +610,13 @@ public final class Mover {
         }
     }
 
-    /** One run's state: the lease, the move as last read or written, the shards, the snapshots. */
+    /** One run's state: the lease, the move as last read or written, the shards, the snapshots and cuts. */
     private final class Run implements AutoCloseable {
         final MoveLease lease;
         final Consumer<Move> progress;
-        final Map<String, String> snapshots = new HashMap<>();
+        final Map<String, CopyPass.Since> snapshots = new HashMap<>();
+        /** The settled figures read before this run fenced the move, or null (verification reads everything). */
+        Baseline baseline;
         volatile Versioned<Move> m;
         /**
          * This run's fencing token, sent with every shard call that writes: the move znode's

@@ -15,6 +15,7 @@ import io.lastunit.api.shard.v1.ImportTenantResponse;
 import io.lastunit.api.shard.v1.InvariantReport;
 import io.lastunit.api.shard.v1.ShardServiceGrpc;
 import io.lastunit.api.shard.v1.SummarizeTenantRequest;
+import io.lastunit.api.shard.v1.SummaryPart;
 import io.lastunit.api.shard.v1.TenantChunk;
 import io.lastunit.api.shard.v1.TenantMoveRequest;
 import io.lastunit.api.shard.v1.TenantMoveResponse;
@@ -83,8 +84,11 @@ final class TenantShards {
         void accept(TenantChunk chunk) throws InterruptedException;
     }
 
-    /** An export read through: the snapshot it read (the next export's since) and its rows. */
-    record Exported(String snapshot, long rows) {
+    /**
+     * An export read through: the snapshot it read and its cut (the next export's since; the cut 0
+     * when the shard gave none), and its rows.
+     */
+    record Exported(String snapshot, long cutMicros, long rows) {
     }
 
     /** No deadline of the caller's own: each attempt has its call timeout. */
@@ -109,7 +113,14 @@ final class TenantShards {
 
     List<TenantSummary> summarize(List<ShardInfo> shards, String tenant, Guard guard, long deadlineNanos)
             throws InterruptedException {
-        SummarizeTenantRequest req = SummarizeTenantRequest.newBuilder().setTenantId(tenant).build();
+        return summarize(shards, tenant, SummaryPart.SUMMARY_PART_ALL, 0, guard, deadlineNanos);
+    }
+
+    /** One part of the tenant's rows on each shard, split at {@code cutMicros} (0 for ALL). */
+    List<TenantSummary> summarize(List<ShardInfo> shards, String tenant, SummaryPart part, long cutMicros, Guard guard,
+            long deadlineNanos) throws InterruptedException {
+        SummarizeTenantRequest req = SummarizeTenantRequest.newBuilder().setTenantId(tenant).setPart(part)
+                .setEndedBeforeMicros(cutMicros).build();
         return each("SummarizeTenant", shards, guard, deadlineNanos, (stub, s) -> stub.summarizeTenant(req));
     }
 
@@ -207,7 +218,7 @@ final class TenantShards {
                 if (c.getSnapshot().isEmpty()) {
                     throw new StepFailed("ExportTenant from " + source.getShardId() + " ended without a snapshot");
                 }
-                return new Exported(c.getSnapshot(), rows);
+                return new Exported(c.getSnapshot(), Math.max(0, c.getCutMicros()), rows);
             }
         }
         throw new StepFailed("ExportTenant from " + source.getShardId() + " (" + source.getAddress()

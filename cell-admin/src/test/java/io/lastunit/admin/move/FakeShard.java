@@ -15,6 +15,7 @@ import io.lastunit.api.shard.v1.ExportTenantRequest;
 import io.lastunit.api.shard.v1.ImportTenantRequest;
 import io.lastunit.api.shard.v1.ImportTenantResponse;
 import io.lastunit.api.shard.v1.InvariantReport;
+import io.lastunit.api.shard.v1.BucketFigures;
 import io.lastunit.api.shard.v1.ItemSummary;
 import io.lastunit.api.shard.v1.ShardServiceGrpc;
 import io.lastunit.api.shard.v1.SummarizeTenantRequest;
@@ -304,13 +305,15 @@ final class FakeShard implements AutoCloseable {
         TenantSummary.Builder s = TenantSummary.newBuilder().setShardId(info.getShardId()).setRegion(info.getRegion());
         tenants.getOrDefault(tenant, Map.of()).forEach((id, it) -> {
             ItemSummary.Builder b = ItemSummary.newBuilder().setItemId(id).setRegion(info.getRegion())
-                    .setState(it.state).setTotal(it.rows.size()).setTransfersPending(pendingNow(id));
+                    .setState(it.state).setTransfersPending(pendingNow(id));
             long sum = 0;
             for (Row r : it.rows.values()) {
                 sum += r.value();
                 b.putHoldsByState(r.table(), b.getHoldsByStateOrDefault(r.table(), 0) + 1);
             }
-            s.addItems(b.setAllotment(sum));
+            // As the invariants of DESIGN §1 want them: the rows' values are one bucket's available units.
+            s.addItems(b.setTotal(sum).setAllotment(sum).setAvailable(sum).addBuckets(BucketFigures.newBuilder()
+                    .setRow(true).setAllotment(sum).setAvailable(sum)));
         });
         return s.build();
     }

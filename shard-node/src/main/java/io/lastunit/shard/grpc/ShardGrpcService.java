@@ -16,6 +16,7 @@ import io.lastunit.api.shard.v1.CountItemsRequest;
 import io.lastunit.api.shard.v1.CountItemsResponse;
 import io.lastunit.api.shard.v1.InvariantReport;
 import io.lastunit.api.shard.v1.ShardServiceGrpc;
+import io.lastunit.api.shard.v1.SummaryPart;
 import io.lastunit.common.Failure;
 import io.lastunit.common.GrpcErrors;
 import io.lastunit.common.RequestValidator;
@@ -384,13 +385,18 @@ public final class ShardGrpcService extends ShardServiceGrpc.ShardServiceImplBas
             validator.tenant(r.getTenantId());
             moveId(r.getMoveId());
             sinceSnapshot(r.getSinceSnapshot());
+            if (r.getSinceCutMicros() < 0 || (r.getSinceCutMicros() > 0 && r.getSinceSnapshot().isEmpty())) {
+                throw Failure.invalid("since_cut_micros", "is " + r.getSinceCutMicros()
+                        + "; it is 0, or the cut_micros of the export since_snapshot names (above 0)");
+            }
             int chunkRows = r.getChunkRows() == 0 ? TenantExport.CHUNK_ROWS_DEFAULT : r.getChunkRows();
             if (chunkRows < 1 || chunkRows > TenantExport.CHUNK_ROWS_MAX) {
                 throw Failure.invalid("chunk_rows", "is " + r.getChunkRows() + ", must be within [1, "
                         + TenantExport.CHUNK_ROWS_MAX + "] (0 = " + TenantExport.CHUNK_ROWS_DEFAULT + ")");
             }
             ChunkStream stream = new ChunkStream((ServerCallStreamObserver<TenantChunk>) out, EXPORT_READY_WAIT_MAX);
-            moves.export(r.getTenantId(), r.getMoveId(), r.getSinceSnapshot(), chunkRows, stream)
+            moves.export(r.getTenantId(), r.getMoveId(), r.getSinceSnapshot(), r.getSinceCutMicros(), chunkRows,
+                            stream)
                     .whenComplete(stream::finish);
         } catch (Failure f) {
             Replies.fail(f, out);
@@ -469,7 +475,16 @@ public final class ShardGrpcService extends ShardServiceGrpc.ShardServiceImplBas
     public void summarizeTenant(SummarizeTenantRequest r, StreamObserver<TenantSummary> out) {
         try {
             validator.tenant(r.getTenantId());
-            Replies.send(moves.summarize(r.getTenantId(), region.get()), s -> s, out);
+            if (r.getPart() == SummaryPart.UNRECOGNIZED) {
+                throw Failure.invalid("part", "is " + r.getPartValue() + ", not a SummaryPart");
+            }
+            boolean all = r.getPart() == SummaryPart.SUMMARY_PART_ALL;
+            if (all ? r.getEndedBeforeMicros() != 0 : r.getEndedBeforeMicros() <= 0) {
+                throw Failure.invalid("ended_before_micros", "is " + r.getEndedBeforeMicros() + "; "
+                        + (all ? "the ALL part takes none (0)" : r.getPart() + " needs a cut above 0"));
+            }
+            Replies.send(moves.summarize(r.getTenantId(), region.get(), r.getPart(), r.getEndedBeforeMicros()),
+                    s -> s, out);
         } catch (Failure f) {
             Replies.fail(f, out);
         }

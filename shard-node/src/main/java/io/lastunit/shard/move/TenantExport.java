@@ -17,6 +17,12 @@ import java.sql.SQLException;
  * of the last one's snapshot. The snapshot is read first ({@code pg_current_snapshot()}), so it is
  * the one every table is read in; the export takes no transaction id of its own.
  *
+ * <p>Each export also returns its <b>cut</b> ({@link ChangedRows#cut}): a time by this database's
+ * clock before which every transaction that commits after its snapshot started. A delta given the
+ * earlier export's cut reads the holds, usage and transfers through indexes — live holds, rows
+ * ended at or after the cut, their buyers' usage — instead of every row of the tenant, so its time
+ * follows what is live and recent, not the tenant's history ({@link ChangedRows}).
+ *
  * <p>Bounded in memory: rows are fetched in batches of at most {@link #FETCH_ROWS} and a chunk
  * holds at most {@code chunkRows} rows and about {@link #CHUNK_BYTES_MAX} bytes, so that one chunk
  * fits in one ImportTenant call (a shard takes requests of at most 1 MiB). Stateless; each call
@@ -48,10 +54,10 @@ public final class TenantExport {
     }
 
     /**
-     * What an export came to: the snapshot it read, its rows by kind, and whether every chunk was
-     * sent (false: the receiver went away, and the last chunk was not sent).
+     * What an export came to: the snapshot it read, its cut, its rows by kind, and whether every
+     * chunk was sent (false: the receiver went away, and the last chunk was not sent).
      */
-    public record Exported(String snapshot, MoveCounts counts, boolean complete) {
+    public record Exported(String snapshot, long cutMicros, MoveCounts counts, boolean complete) {
     }
 
     private final String shardId;
@@ -62,16 +68,24 @@ public final class TenantExport {
 
     /**
      * Exports the tenant's rows: all of them when {@code sinceSnapshot} is empty, else those written
-     * since that snapshot (a previous export's). The last chunk sent has {@code last}, the snapshot
-     * and the counts.
+     * since that snapshot (a previous export's), found by index when {@code sinceCutMicros} (that
+     * export's cut) is above 0. The last chunk sent has {@code last}, the snapshot, the cut and the
+     * counts.
      *
      * @param chunkRows rows per chunk, 1..{@link #CHUNK_ROWS_MAX}
      */
-    public Exported export(Connection c, String tenant, String sinceSnapshot, int chunkRows, Sink sink)
-            throws SQLException {
+    public Exported export(Connection c, String tenant, String sinceSnapshot, long sinceCutMicros, int chunkRows,
+                           Sink sink) throws SQLException {
         if (chunkRows < 1 || chunkRows > CHUNK_ROWS_MAX) {
             throw new IllegalArgumentException("chunkRows=" + chunkRows + " is outside [1, " + CHUNK_ROWS_MAX + "]");
         }
+        if (sinceCutMicros < 0 || (sinceCutMicros > 0 && sinceSnapshot.isEmpty())) {
+            throw new IllegalArgumentException("sinceCutMicros=" + sinceCutMicros + " needs a since snapshot and >= 0");
+        }
+        // Before the snapshot, in a transaction of its own: every writer that commits after the
+        // snapshot is running now or starts later (ChangedRows#cut).
+        long cut = ChangedRows.cut(c);
+        c.commit();
         c.setTransactionIsolation(Connection.TRANSACTION_REPEATABLE_READ);
         c.setReadOnly(true);
         try {
@@ -79,13 +93,13 @@ public final class TenantExport {
             Delta delta = sinceSnapshot.isEmpty() ? null : delta(c, snapshot, sinceSnapshot);
             Chunks chunks = new Chunks(sink, chunkRows);
             for (TenantTable t : TenantTable.values()) {
-                if (!exportTable(c, t, tenant, snapshot, sinceSnapshot, delta, chunks)) {
-                    return new Exported(snapshot, chunks.counts.build(), false);
+                if (!exportTable(c, t, tenant, snapshot, sinceSnapshot, sinceCutMicros, delta, chunks)) {
+                    return new Exported(snapshot, cut, chunks.counts.build(), false);
                 }
             }
             c.commit();
-            boolean sent = chunks.flush(true, snapshot);
-            return new Exported(snapshot, chunks.counts.build(), sent);
+            boolean sent = chunks.flush(true, snapshot, cut);
+            return new Exported(snapshot, cut, chunks.counts.build(), sent);
         } finally {
             c.rollback();
             c.setReadOnly(false);
@@ -141,21 +155,21 @@ public final class TenantExport {
 
     /** One table's rows into the chunks; false when the sink refused a chunk. */
     private boolean exportTable(Connection c, TenantTable t, String tenant, String snapshot, String since,
-                                Delta delta, Chunks chunks) throws SQLException {
-        // The rows whose writer the earlier snapshot did not see (see Delta).
-        String sql = "SELECT t.item_id, row_to_json(t)::text FROM " + t.table + " t WHERE t.tenant_id = ?"
-                + (since.isEmpty() ? ""
-                : delta != null ? " AND (age(t.xmin) BETWEEN 0 AND ? OR t.xmin = ANY(?::xid[]))"
-                : " AND NOT pg_visible_in_snapshot(lastunit_xid8(t.xmin, ?::pg_snapshot), ?::pg_snapshot)");
-        try (PreparedStatement ps = c.prepareStatement(sql)) {
-            ps.setString(1, tenant);
-            if (delta != null) {
-                ps.setLong(2, delta.maxAge());
-                ps.setString(3, delta.runningAtP());
-            } else if (!since.isEmpty()) {
-                ps.setString(2, snapshot);
-                ps.setString(3, since);
-            }
+                                long sinceCut, Delta delta, Chunks chunks) throws SQLException {
+        ChangedRows.Query q = new ChangedRows.Query();
+        // The rows whose writer the earlier snapshot did not see (see Delta), as a condition on alias a.
+        ChangedRows.RowFilter written = since.isEmpty() ? ChangedRows.RowFilter.NONE
+                : delta != null ? (a, into) -> into.sql(" AND (age(" + a + ".xmin) BETWEEN 0 AND ? OR " + a
+                + ".xmin = ANY(?::xid[]))").param(delta.maxAge()).param(delta.runningAtP())
+                : (a, into) -> into.sql(" AND NOT pg_visible_in_snapshot(lastunit_xid8(" + a
+                + ".xmin, ?::pg_snapshot), ?::pg_snapshot)").param(snapshot).param(since);
+        if (sinceCut > 0 && ChangedRows.indexed(t)) {
+            ChangedRows.rowsOf(t, tenant, sinceCut, written, q);
+        } else {
+            q.sql("SELECT t.item_id, row_to_json(t)::text FROM " + t.table + " t WHERE t.tenant_id = ?").param(tenant);
+            written.append("t", q);
+        }
+        try (PreparedStatement ps = q.prepare(c)) {
             ps.setFetchSize(Math.min(FETCH_ROWS, chunks.rowsMax));
             try (ResultSet rs = ps.executeQuery()) {
                 while (rs.next()) {
@@ -196,7 +210,7 @@ public final class TenantExport {
             rowsInChunk++;
             bytesInChunk += itemId.length() + json.length() + ROW_OVERHEAD_BYTES;
             if (rowsInChunk >= rowsMax || bytesInChunk >= CHUNK_BYTES_MAX) {
-                return flush(false, "");
+                return flush(false, "", 0);
             }
             return true;
         }
@@ -209,12 +223,12 @@ public final class TenantExport {
             rowsOf = null;
         }
 
-        /** Sends what is gathered (the last chunk: even if empty, with the snapshot and the counts). */
-        boolean flush(boolean last, String snapshot) {
+        /** Sends what is gathered (the last chunk: even if empty, with the snapshot, the cut and the counts). */
+        boolean flush(boolean last, String snapshot, long cut) {
             closeRows();
             chunk.setShardId(shardId);
             if (last) {
-                chunk.setLast(true).setSnapshot(snapshot).setCounts(counts);
+                chunk.setLast(true).setSnapshot(snapshot).setCutMicros(cut).setCounts(counts);
             }
             boolean sent = sink.send(chunk.build());
             chunk = TenantChunk.newBuilder();

@@ -1,5 +1,6 @@
 package io.lastunit.shard.move;
 
+import io.lastunit.api.shard.v1.SummaryPart;
 import io.lastunit.api.shard.v1.TenantRows;
 import io.lastunit.api.shard.v1.TenantSummary;
 import io.lastunit.api.topology.v1.MoveCounts;
@@ -59,14 +60,15 @@ public final class TenantMoves {
      * {@link #EXPORTS_MAX} exports run already.
      */
     public CompletableFuture<TenantExport.Exported> export(String tenant, String moveId, String sinceSnapshot,
-                                                           int chunkRows, TenantExport.Sink sink) {
+                                                           long sinceCutMicros, int chunkRows,
+                                                           TenantExport.Sink sink) {
         if (!exports.tryAcquire()) {
             return CompletableFuture.failedFuture(Failure.retryable(Reason.QUEUE_FULL, "shard " + shardId
                     + " runs " + EXPORTS_MAX + " export(s) already; export tenant " + tenant + " after the hint",
                     retryAfter));
         }
         CompletableFuture<TenantExport.Exported> f = reads.submit("ExportTenant read failed; export again",
-                c -> export.export(c, tenant, sinceSnapshot, chunkRows, sink));
+                c -> export.export(c, tenant, sinceSnapshot, sinceCutMicros, chunkRows, sink));
         return f.whenComplete((done, err) -> {
             exports.release();
             if (done != null) {
@@ -122,8 +124,9 @@ public final class TenantMoves {
     }
 
     /** The tenant's items here, as one snapshot sees them. */
-    public CompletableFuture<TenantSummary> summarize(String tenant, String region) {
-        return reads.submit("SummarizeTenant read failed", c -> summaries.summarize(c, shardId, region, tenant));
+    public CompletableFuture<TenantSummary> summarize(String tenant, String region, SummaryPart part, long cutMicros) {
+        return reads.submit("SummarizeTenant read failed",
+                c -> summaries.summarize(c, shardId, region, tenant, part, cutMicros));
     }
 
     private static String counts(MoveCounts m) {

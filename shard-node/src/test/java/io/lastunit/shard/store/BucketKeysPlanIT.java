@@ -82,9 +82,9 @@ class BucketKeysPlanIT {
                 // without the values would expect a twelfth of the table and scan it.
                 s.execute("""
                         INSERT INTO holds (hold_id, tenant_id, item_id, bucket_no, region, qty, buyer_id, idempotency_key,
-                                           request_fingerprint, state, created_at, expires_at, order_ref)
+                                           request_fingerprint, state, created_at, expires_at, order_ref, ended_at)
                         SELECT gen_random_uuid(), 'acme', 'old-' || (g % 3), g % 4, 'local', 1, 'b' || g, 'k' || g,
-                               'f', 'SOLD', now(), now(), 'o' || g
+                               'f', 'SOLD', now(), now(), 'o' || g, now()
                           FROM generate_series(1, 60000) g""");
                 c.commit();
                 s.execute("ANALYZE holds");

@@ -14,7 +14,8 @@ import java.util.Objects;
  * @param lastPassMs       how long that pass took
  * @param transfersPending the tenant's transfers still PENDING on the source after that pass
  * @param transfersWaited  the mover has just waited (bounded) for them: they are not finishing
- * @param differences      what verification found different between source and target (VERIFIED)
+ * @param differences      what verification found different between source and target (VERIFIED; and
+ *                         before fencing, what the settled rows' comparison found: COPYING, CATCHING_UP)
  */
 public record MoveFacts(long nowMs, String failure, long lastDeltaRows, long lastPassMs, long transfersPending,
         boolean transfersWaited, List<String> differences) {
@@ -50,6 +51,11 @@ public record MoveFacts(long nowMs, String failure, long lastDeltaRows, long las
     /** The same facts after a bounded wait for pending transfers, which left {@code pending}. */
     public MoveFacts afterWait(long now, long pending) {
         return new MoveFacts(now, failure, lastDeltaRows, lastPassMs, pending, true, differences);
+    }
+
+    /** The same facts with what a comparison found different (empty: equal). */
+    public MoveFacts withDifferences(List<String> found) {
+        return new MoveFacts(nowMs, failure, lastDeltaRows, lastPassMs, transfersPending, transfersWaited, found);
     }
 
     public boolean failed() {

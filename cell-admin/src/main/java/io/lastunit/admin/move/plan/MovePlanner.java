@@ -84,6 +84,12 @@ public final class MovePlanner {
         if (facts.failed()) {
             return MoveDecision.of(MoveAction.ABORT, step + " failed: " + facts.failure());
         }
+        if ((step == MoveStep.COPYING || step == MoveStep.CATCHING_UP) && !facts.differences().isEmpty()) {
+            return MoveDecision.of(MoveAction.ABORT, "before the fence, the rows that no longer change differ in "
+                    + facts.differences().size() + " place" + (facts.differences().size() == 1 ? "" : "s")
+                    + " between " + move.getFromCell() + " and " + move.getToCell() + ", the first: "
+                    + facts.differences().get(0));
+        }
         switch (step) {
             case PLANNED:
                 return MoveDecision.of(MoveAction.COPY, "planned");

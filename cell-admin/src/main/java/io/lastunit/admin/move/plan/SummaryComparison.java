@@ -1,5 +1,6 @@
 package io.lastunit.admin.move.plan;
 
+import io.lastunit.api.shard.v1.BucketFigures;
 import io.lastunit.api.shard.v1.ItemSummary;
 import io.lastunit.api.shard.v1.TenantSummary;
 import java.util.ArrayList;
@@ -13,7 +14,7 @@ import java.util.TreeMap;
  * them against the same items on the target's, per item and region ({@code SummarizeTenant}).
  * Every figure the invariants of DESIGN §1 are computed from must be equal: the item's base
  * (total), its buckets' allotment, available, held and sold, its holds and their units by state,
- * its buyer usage, its transfers and restocks. Only the item's state differs by design (FROZEN
+ * its buyer usage, its transfers and restocks, and each bucket's counters and holds' units. Only the item's state differs by design (FROZEN
  * at the source, IMPORTING at the target) and is not compared. A transfer still PENDING at the
  * source is a difference too: the fence would cut it in half.
  *
@@ -59,6 +60,7 @@ public final class SummaryComparison {
             compare(out, e.getKey(), "transfers_pending", s.getTransfersPending(), t.getTransfersPending());
             compare(out, e.getKey(), "restocks", s.getRestocks(), t.getRestocks());
             compare(out, e.getKey(), "restocked_units", s.getRestockedUnits(), t.getRestockedUnits());
+            compareBuckets(out, e.getKey(), s.getBucketsList(), t.getBucketsList());
         }
         for (String key : to.keySet()) {
             if (!from.containsKey(key)) {
@@ -86,6 +88,25 @@ public final class SummaryComparison {
             }
         }
         return m;
+    }
+
+    /** The first bucket whose figures differ, if any (buckets come sorted by number). */
+    private static void compareBuckets(List<String> out, String key, List<BucketFigures> source,
+                                       List<BucketFigures> target) {
+        for (int i = 0; i < Math.max(source.size(), target.size()); i++) {
+            BucketFigures s = i < source.size() ? source.get(i) : null;
+            BucketFigures t = i < target.size() ? target.get(i) : null;
+            if (!Objects.equals(s, t)) {
+                out.add(key + ": bucket figures " + brief(s) + " at the source, " + brief(t) + " at the target");
+                return;
+            }
+        }
+    }
+
+    private static String brief(BucketFigures b) {
+        return b == null ? "(none)" : "{bucket " + b.getBucketNo() + ": allotment " + b.getAllotment() + ", available "
+                + b.getAvailable() + ", held " + b.getHeld() + ", sold " + b.getSold() + ", HELD units "
+                + b.getHeldUnits() + ", SOLD units " + b.getSoldUnits() + (b.getRow() ? "" : ", no row") + "}";
     }
 
     private static void compare(List<String> out, String key, String field, Object source, Object target) {

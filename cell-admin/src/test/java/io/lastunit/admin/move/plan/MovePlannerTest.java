@@ -98,6 +98,12 @@ class MovePlannerTest {
                         pass(100, 30, 0), MoveAction.ABORT, "abort requested at CATCHING_UP"),
                 arguments("catch-up pass failed → abort", rounds(2), failed(), MoveAction.ABORT,
                         "CATCHING_UP failed"),
+                arguments("small delta, settled rows equal → fence", rounds(1),
+                        pass(100, 30, 0).withDifferences(List.of()), MoveAction.FENCE, "fencing"),
+                arguments("settled rows differ before the fence → abort", rounds(1),
+                        pass(100, 30, 0).withDifferences(List.of("item x in eu: holds_by_state ...")), MoveAction.ABORT,
+                        "before the fence, the rows that no longer change differ in 1 place between shared and big,"
+                                + " the first: item x in eu: holds_by_state ..."),
                 // FENCED
                 arguments("fenced within budget → verify", move(MoveStep.FENCED), at(500), MoveAction.VERIFY,
                         "fenced for 500 ms"),
