@@ -1,11 +1,18 @@
 package io.lastunit.bench.jmh;
 
 import io.lastunit.api.inventory.v1.CreateItemRequest;
+import io.lastunit.api.inventory.v1.Hold;
+import io.lastunit.api.inventory.v1.ReserveOutcome;
 import io.lastunit.api.inventory.v1.ReserveRequest;
 import io.lastunit.api.inventory.v1.ReserveResponse;
+import io.lastunit.common.HoldId;
 import io.lastunit.shard.ShardNode;
 import io.lastunit.shard.lane.LaneEngine;
 import io.lastunit.shard.wiring.ShardProperties;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.SQLException;
+import java.sql.Statement;
 import java.time.InstantSource;
 import java.util.ArrayList;
 import java.util.List;
@@ -46,6 +53,11 @@ import org.openjdk.jmh.infra.IterationParams;
  * <p>Buckets: every item is created with {@code buckets} escrow buckets (1, 4, 16); a hot item on
  * several buckets is written by several lanes at once, each with its own transaction.
  *
+ * <p>{@code reserveConfirm} is a Reserve and then its Confirm, one caller waiting for both: the
+ * path that writes a hold twice. {@code dropIndexes} names indexes ('+' between them) dropped after
+ * the migrations, for an A/B of what an index costs in the same run (e.g.
+ * {@code -p dropIndexes=none,holds_live+holds_ended}); "none" keeps the schema as migrated.
+ *
  * <p>After each iteration it prints that iteration's lane counters ({@link LaneWindow}: commits,
  * operations per commit, decision-to-commit time); at the end of a trial the engine's totals:
  * mean batch (operations per batch) is the group-commit factor, and redos should be 0.
@@ -67,6 +79,10 @@ public class LaneEngineBench {
     @Param({"1", "4", "16"})
     public int buckets;
 
+    /** Indexes dropped after the migrations ('+' between them), or "none". */
+    @Param({"none"})
+    public String dropIndexes;
+
     private BenchDatabase db;
     private ShardNode node;
     private LaneEngine engine;
@@ -86,6 +102,7 @@ public class LaneEngineBench {
             p.setJdbcPassword(db.password());
             node = new ShardNode(p.toConfig(), InstantSource.system(), null).start();
             engine = node.engine();
+            dropIndexes();
             itemIds = BenchItems.itemIds(items);
             List<CompletableFuture<?>> created = new ArrayList<>();
             for (String item : itemIds) {
@@ -121,6 +138,39 @@ public class LaneEngineBench {
                 .setBuyerId(caller.buyer())
                 .setRegion(BenchItems.REGION)
                 .build())); // returned, so JMH's blackhole consumes it
+    }
+
+    /** A Reserve, then the Confirm of its hold: both answered before the next. */
+    @Benchmark
+    public Hold reserveConfirm(Caller caller) throws Exception {
+        ReserveResponse r = engine.reserve(ReserveRequest.newBuilder()
+                .setTenantId(BenchItems.TENANT)
+                .setItemId(itemIds[Caller.pickItem(items)])
+                .setQuantity(1)
+                .setIdempotencyKey(caller.next().key())
+                .setBuyerId(caller.buyer())
+                .setRegion(BenchItems.REGION)
+                .build()).get(60, TimeUnit.SECONDS);
+        if (r.getOutcome() != ReserveOutcome.RESERVED) {
+            throw new IllegalStateException("expected RESERVED, got " + r.getOutcome());
+        }
+        return engine.confirm(HoldId.decode(r.getHold().getHoldId(), "hold_id"), "order-" + r.getHold().getHoldId())
+                .get(60, TimeUnit.SECONDS);
+    }
+
+    private void dropIndexes() throws SQLException {
+        if (dropIndexes.equals("none")) {
+            return;
+        }
+        try (Connection c = DriverManager.getConnection(db.url(), db.user(), db.password());
+             Statement st = c.createStatement()) {
+            for (String index : dropIndexes.split("\\+")) {
+                if (!index.matches("[a-z_]+")) {
+                    throw new IllegalArgumentException("not an index name: " + index);
+                }
+                st.execute("DROP INDEX " + index);
+            }
+        }
     }
 
     @TearDown(Level.Trial)

@@ -76,8 +76,17 @@ final class BucketCache implements CachedRows {
         b = new BucketState(key, item, keyIndexMax);
         bucketLoads.incrementAndGet();
         setCounters(b, loaded);
-        addKeys(b, store.bucketKeys(c, key.tenantId(), key.itemId(), key.bucketNo(), keyIndexMax));
         ItemLedger ledger = ledgers.load(c, key.tenantId(), key.itemId());
+        if (item.state().moving()) {
+            // Fenced by a tenant move: every call is answered without its key, and the move drops this
+            // bucket from the cache when the item serves again. Its keys (the item's whole history) are
+            // not read; should the bucket be used unfenced before that, an incomplete key set makes each
+            // key be looked up.
+            b.markKeysIncomplete();
+            buckets.put(key, b);
+            return b;
+        }
+        addKeys(b, store.bucketKeys(c, key.tenantId(), key.itemId(), key.bucketNo(), keyIndexMax));
         if (key.bucketNo() == 0 && ledger != null && ledger.open().length == 1 && ledger.bucketCount > 1) {
             // Collapsed: bucket 0 answers for keys placed in the closed buckets too.
             addKeys(b, items.keysOutsideBucket0(c, key.tenantId(), key.itemId(), keyIndexMax));

@@ -11,6 +11,7 @@ import io.lastunit.common.Failure;
 import io.lastunit.common.HoldId;
 import io.lastunit.common.Limits;
 import io.lastunit.common.Reason;
+import io.lastunit.shard.decide.ItemState;
 import io.lastunit.shard.escrow.ItemLedger;
 import io.lastunit.shard.escrow.ItemLedgers;
 import io.lastunit.shard.fence.Fence;
@@ -25,6 +26,8 @@ import java.time.Duration;
 import java.time.InstantSource;
 import java.util.Base64;
 import java.util.Collection;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CompletableFuture;
 import javax.sql.DataSource;
 
@@ -46,6 +49,9 @@ public final class LaneEngine implements AutoCloseable {
     private volatile boolean closed;
     /** Per item on this shard: open buckets and published levels. Filled by lanes as they load items. */
     private final ItemLedgers ledgers;
+    private final Fence fence;
+    /** Tenants a move is importing here ({@link #importing}). */
+    private final Set<String> importing = ConcurrentHashMap.newKeySet();
 
     /**
      * @param epochs the tenants' epochs in the node's topology view, told to callers of items a
@@ -62,6 +68,7 @@ public final class LaneEngine implements AutoCloseable {
         this.lanes = new Lane[config.laneCount()];
         this.threads = new Thread[config.laneCount()];
         Fence fence = new Fence(epochs, Duration.ofMillis(config.retryAfterMs()));
+        this.fence = fence;
         for (int i = 0; i < lanes.length; i++) {
             lanes[i] = new Lane(i, this, ledgers, transactions, store, items, config, limits, clock, fence);
             threads[i] = new Thread(lanes[i], "lane-" + i);
@@ -80,6 +87,9 @@ public final class LaneEngine implements AutoCloseable {
      * not yet known here; that lane loads the item and sends the request on).
      */
     public CompletableFuture<ReserveResponse> reserve(ReserveRequest r) {
+        if (importing.contains(r.getTenantId())) {
+            return CompletableFuture.failedFuture(fence.refusal(ItemState.IMPORTING, r.getTenantId(), r.getItemId()));
+        }
         ItemLedger ledger = ledgers.get(r.getTenantId(), r.getItemId());
         int bucketNo = ledger == null ? 0 : ledger.bucketFor(r.getIdempotencyKey());
         BucketKey bucket = new BucketKey(r.getTenantId(), r.getItemId(), bucketNo);
@@ -94,6 +104,9 @@ public final class LaneEngine implements AutoCloseable {
      * or was claimed by the same request; IDEMPOTENCY_KEY_REUSED otherwise.
      */
     public CompletableFuture<ReserveResponse> claimKey(ReserveRequest r, String homeRegion) {
+        if (importing.contains(r.getTenantId())) {
+            return CompletableFuture.failedFuture(fence.refusal(ItemState.IMPORTING, r.getTenantId(), r.getItemId()));
+        }
         ItemLedger ledger = ledgers.get(r.getTenantId(), r.getItemId());
         int bucketNo = ledger == null ? 0 : ledger.bucketFor(r.getIdempotencyKey());
         BucketKey bucket = new BucketKey(r.getTenantId(), r.getItemId(), bucketNo);
@@ -152,6 +165,9 @@ public final class LaneEngine implements AutoCloseable {
     }
 
     private CompletableFuture<Hold> holdAction(HoldId id, Op.HoldAction.Kind kind, String orderRef) {
+        if (importing.contains(id.tenantId())) {
+            return CompletableFuture.failedFuture(fence.refusal(ItemState.IMPORTING, id.tenantId(), id.itemId()));
+        }
         BucketKey bucket = new BucketKey(id.tenantId(), id.itemId(), id.bucketNo());
         CompletableFuture<Hold> f = new CompletableFuture<>();
         return submit(new Op.HoldAction(bucket, id, kind, orderRef, f), f);
@@ -184,6 +200,23 @@ public final class LaneEngine implements AutoCloseable {
      * fails (QUEUE_FULL, SHUTTING_DOWN) when a lane could not take the request, and the caller
      * repeats its call (each move call is idempotent). Never blocks.
      */
+    /**
+     * Marks the tenant as being imported here by a move (its items IMPORTING), or no longer. While
+     * it is, its Reserves and hold calls are refused at once (UNAVAILABLE / TENANT_MOVING, as its
+     * items' state would have the lanes answer) without a lane, so that the calls a router sends on
+     * after the move's flip do not queue before the activation, each loading a bucket it cannot use.
+     * Memory only: after a restart the lanes answer from the items' state, as before. Hazard: every
+     * call of the tenant here is refused while it is marked; a tenant lives in one cell, so a
+     * move's target serves none of its items then.
+     */
+    public void importing(String tenant, boolean importingNow) {
+        if (importingNow) {
+            importing.add(tenant);
+        } else {
+            importing.remove(tenant);
+        }
+    }
+
     public CompletableFuture<Void> forgetTenant(String tenant, Collection<String> ledgersOf) {
         ledgers.forget(tenant, ledgersOf);
         CompletableFuture<?>[] all = new CompletableFuture<?>[lanes.length];

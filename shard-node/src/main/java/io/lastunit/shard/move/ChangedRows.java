@@ -22,8 +22,8 @@ import java.util.List;
  * cut. Rows ended before the cut were committed before the snapshot and never change again: the
  * <b>settled</b> rows; the rest are <b>recent</b>.
  *
- * <p>Live holds are read bucket by bucket through {@code holds_bucket_state} (a nested loop over the
- * tenant's bucket rows, which every HELD hold is placed in), ended ones through {@code holds_ended}.
+ * <p>Live holds are read through {@code holds_live}, ended ones through {@code holds_ended}, usage by
+ * its primary key for the buyers of those holds of limited items (only those items keep usage).
  * Stateless; the statements run on the caller's connection and transaction.
  *
  * <p>Hazard: the cut comes from {@code pg_stat_activity}, which shows the start of the transactions
@@ -75,19 +75,17 @@ public final class ChangedRows {
     static void rowsOf(TenantTable t, String tenant, long cut, RowFilter written, Query q) {
         switch (t) {
             case HOLDS -> {
-                q.sql("SELECT t.item_id, row_to_json(t)::text FROM buckets b CROSS JOIN LATERAL (SELECT h.* FROM holds h"
-                        + " WHERE h.tenant_id = b.tenant_id AND h.item_id = b.item_id AND h.bucket_no = b.bucket_no"
-                        + " AND h.state = 'HELD'");
-                written.append("h", q);
-                q.sql(" OFFSET 0) t WHERE b.tenant_id = ?").param(tenant);
+                q.sql("SELECT t.item_id, row_to_json(t)::text FROM holds t WHERE t.tenant_id = ? AND t.state = 'HELD'")
+                        .param(tenant);
+                written.append("t", q);
                 q.sql(" UNION ALL SELECT t.item_id, row_to_json(t)::text FROM holds t WHERE t.tenant_id = ?"
                         + " AND t.ended_at >= " + AT_MICROS).param(tenant).param(cut);
                 written.append("t", q);
             }
             case BUYER_USAGE -> {
-                q.sql("SELECT t.item_id, row_to_json(t)::text FROM (SELECT DISTINCT r.item_id, r.buyer_id FROM (");
-                recentHolds("h.item_id, h.buyer_id", tenant, cut, q);
-                q.sql(") r) k CROSS JOIN LATERAL (SELECT u.* FROM buyer_usage u WHERE u.tenant_id = ?"
+                q.sql("SELECT t.item_id, row_to_json(t)::text FROM (");
+                recentBuyers(tenant, cut, q);
+                q.sql(") k CROSS JOIN LATERAL (SELECT u.* FROM buyer_usage u WHERE u.tenant_id = ?"
                         + " AND u.item_id = k.item_id AND u.buyer_id = k.buyer_id").param(tenant);
                 written.append("u", q);
                 q.sql(" OFFSET 0) t");
@@ -109,11 +107,19 @@ public final class ChangedRows {
      * given columns of alias {@code h}.
      */
     static void recentHolds(String columns, String tenant, long cut, Query q) {
-        q.sql("SELECT " + columns + " FROM buckets b CROSS JOIN LATERAL (SELECT h.* FROM holds h"
-                + " WHERE h.tenant_id = b.tenant_id AND h.item_id = b.item_id AND h.bucket_no = b.bucket_no"
-                + " AND h.state = 'HELD' OFFSET 0) h WHERE b.tenant_id = ?").param(tenant);
+        q.sql("SELECT " + columns + " FROM holds h WHERE h.tenant_id = ? AND h.state = 'HELD'").param(tenant);
         q.sql(" UNION ALL SELECT " + columns + " FROM holds h WHERE h.tenant_id = ? AND h.ended_at >= " + AT_MICROS)
                 .param(tenant).param(cut);
+    }
+
+    /**
+     * The (item_id, buyer_id) pairs of the tenant's recent holds of limited items, each once, as a
+     * subquery's rows: the buyers whose usage rows can have changed.
+     */
+    static void recentBuyers(String tenant, long cut, Query q) {
+        q.sql("SELECT DISTINCT r.item_id, r.buyer_id FROM (");
+        recentHolds("h.item_id, h.buyer_id", tenant, cut, q);
+        q.sql(") r JOIN items i ON i.tenant_id = ? AND i.item_id = r.item_id AND i.per_buyer_limit > 0").param(tenant);
     }
 
     /** A statement built in text order with its parameters (String, Long or Integer). Confined to one thread. */

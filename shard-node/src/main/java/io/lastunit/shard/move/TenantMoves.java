@@ -67,14 +67,19 @@ public final class TenantMoves {
                     + " runs " + EXPORTS_MAX + " export(s) already; export tenant " + tenant + " after the hint",
                     retryAfter));
         }
-        CompletableFuture<TenantExport.Exported> f = reads.submit("ExportTenant read failed; export again",
-                c -> export.export(c, tenant, sinceSnapshot, sinceCutMicros, chunkRows, sink));
+        long[] startedNanos = {0};
+        CompletableFuture<TenantExport.Exported> f = reads.submit("ExportTenant read failed; export again", c -> {
+            startedNanos[0] = System.nanoTime();
+            return export.export(c, tenant, sinceSnapshot, sinceCutMicros, chunkRows, sink);
+        });
         return f.whenComplete((done, err) -> {
             exports.release();
             if (done != null) {
-                log.info("move {}: exported tenant {} ({}) at snapshot {}: {}", moveId, tenant,
-                        sinceSnapshot.isEmpty() ? "every row" : "since " + sinceSnapshot,
-                        done.snapshot(), done.complete() ? counts(done.counts()) : "stopped, the receiver went away");
+                log.info("move {}: exported tenant {} ({}) at snapshot {} in {} ms: {}", moveId, tenant,
+                        sinceSnapshot.isEmpty() ? "every row" : "since " + sinceSnapshot
+                                + (sinceCutMicros > 0 ? ", by index" : ""), done.snapshot(),
+                        (System.nanoTime() - startedNanos[0]) / 1_000_000,
+                        done.complete() ? counts(done.counts()) : "stopped, the receiver went away");
             }
         });
     }
@@ -86,11 +91,14 @@ public final class TenantMoves {
     public CompletableFuture<MoveCounts> importRows(MoveCall call, List<TenantRows> tables) {
         return reads.submit("ImportTenant failed; nothing of it may have been written, import again",
                         c -> imports.importRows(c, call, shardId, tables))
-                .thenCompose(done -> engine.forgetTenant(call.tenant(), done.items()).thenApply(x -> {
-                    log.debug("move {}: imported rows of tenant {} (token {}): {}", call.moveId(), call.tenant(),
-                            call.token(), counts(done.counts()));
-                    return done.counts();
-                }));
+                .thenCompose(done -> {
+                    engine.importing(call.tenant(), true);
+                    return engine.forgetTenant(call.tenant(), done.items()).thenApply(x -> {
+                        log.debug("move {}: imported rows of tenant {} (token {}): {}", call.moveId(), call.tenant(),
+                                call.token(), counts(done.counts()));
+                        return done.counts();
+                    });
+                });
     }
 
     /**
@@ -100,14 +108,26 @@ public final class TenantMoves {
      * MOVE_SUPERSEDED (nothing changed, no cache dropped) when a newer mover of the move has written here.
      */
     public CompletableFuture<TenantStates.Changed> change(MoveCall call, TenantStates.Change change) {
-        return reads.submit(change + " of the tenant's items failed; repeat it",
-                        c -> states.change(c, call, change, shardId))
-                .thenCompose(done -> engine.forgetTenant(call.tenant(),
-                        change == TenantStates.Change.FREEZE ? List.of() : done.items()).thenApply(x -> {
-                    log.info("move {}: {} tenant {} (token {}): {} items {} -> {}", call.moveId(), change,
-                            call.tenant(), call.token(), done.count(), change.from, change.to);
-                    return done;
-                }));
+        long asked = System.nanoTime();
+        long[] committed = {0};
+        return reads.submit(change + " of the tenant's items failed; repeat it", c -> {
+                    TenantStates.Changed changed = states.change(c, call, change, shardId);
+                    committed[0] = System.nanoTime();
+                    return changed;
+                })
+                .thenCompose(done -> {
+                    if (change == TenantStates.Change.ACTIVATE) {
+                        engine.importing(call.tenant(), false);
+                    }
+                    List<String> ledgersOf = change == TenantStates.Change.FREEZE ? List.of() : done.items();
+                    return engine.forgetTenant(call.tenant(), ledgersOf).thenApply(x -> {
+                        log.info("move {}: {} tenant {} (token {}): {} items {} -> {}, committed in {} ms, the"
+                                        + " lanes caught up {} ms later", call.moveId(), change, call.tenant(),
+                                call.token(), done.count(), change.from, change.to,
+                                (committed[0] - asked) / 1_000_000, (System.nanoTime() - committed[0]) / 1_000_000);
+                        return done;
+                    });
+                });
     }
 
     /**
@@ -116,17 +136,27 @@ public final class TenantMoves {
      */
     public CompletableFuture<TenantStates.Changed> drop(MoveCall call, ItemState state) {
         return reads.submit("DropTenant failed; repeat it", c -> states.drop(c, call, state, shardId))
-                .thenCompose(done -> engine.forgetTenant(call.tenant(), done.items()).thenApply(x -> {
-                    log.info("move {}: dropped tenant {}'s {} items (token {}): {} rows", call.moveId(),
-                            call.tenant(), state, call.token(), done.count());
-                    return done;
-                }));
+                .thenCompose(done -> {
+                    if (state == ItemState.IMPORTING) {
+                        engine.importing(call.tenant(), false);
+                    }
+                    return engine.forgetTenant(call.tenant(), done.items()).thenApply(x -> {
+                        log.info("move {}: dropped tenant {}'s {} items (token {}): {} rows", call.moveId(),
+                                call.tenant(), state, call.token(), done.count());
+                        return done;
+                    });
+                });
     }
 
     /** The tenant's items here, as one snapshot sees them. */
     public CompletableFuture<TenantSummary> summarize(String tenant, String region, SummaryPart part, long cutMicros) {
-        return reads.submit("SummarizeTenant read failed",
-                c -> summaries.summarize(c, shardId, region, tenant, part, cutMicros));
+        return reads.submit("SummarizeTenant read failed", c -> {
+            long t0 = System.nanoTime();
+            TenantSummary s = summaries.summarize(c, shardId, region, tenant, part, cutMicros);
+            log.info("summarized tenant {} ({}) in {} ms: {} items", tenant, part, (System.nanoTime() - t0) / 1_000_000,
+                    s.getItemsCount());
+            return s;
+        });
     }
 
     private static String counts(MoveCounts m) {

@@ -181,10 +181,9 @@ public final class TenantSummaries {
         ChangedRows.Query q;
         if (part == SummaryPart.SUMMARY_PART_RECENT) {
             // The usage rows of the buyers of recent holds: the only ones that can have changed.
-            q = new ChangedRows.Query().sql("SELECT k.item_id, sum(u.qty), count(*) FROM (SELECT DISTINCT r.item_id,"
-                    + " r.buyer_id FROM (");
-            ChangedRows.recentHolds("h.item_id, h.buyer_id", tenant, cut, q);
-            q.sql(") r) k CROSS JOIN LATERAL (SELECT u.qty FROM buyer_usage u WHERE u.tenant_id = ?"
+            q = new ChangedRows.Query().sql("SELECT k.item_id, sum(u.qty), count(*) FROM (");
+            ChangedRows.recentBuyers(tenant, cut, q);
+            q.sql(") k CROSS JOIN LATERAL (SELECT u.qty FROM buyer_usage u WHERE u.tenant_id = ?"
                     + " AND u.item_id = k.item_id AND u.buyer_id = k.buyer_id OFFSET 0) u GROUP BY k.item_id")
                     .param(tenant);
         } else {
