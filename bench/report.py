@@ -259,7 +259,7 @@ with open(out, "w") as f:
     w("| N items | H live holds | K ended | result | pause (ms) | blocked calls | blocked p50 / p99 (ms) "
       "| other tenant p99 in the fence (ms) | other errors | copy (s) | catch-up passes |\n")
     w("|---:|---:|---:|---|---:|---:|---|---:|---:|---:|---:|\n")
-    for spec in ("100-1000-0", "1000-10000-0", "1000-10000-50000", "5000-50000-0"):
+    for spec in ("100-1000-0", "1000-10000-0", "1000-10000-50000", "1000-10000-100000", "5000-50000-0"):
         m = load_json(f"move-{spec}")
         n, h, k = spec.split("-")
         if not m:
@@ -269,6 +269,12 @@ with open(out, "w") as f:
           f"| {m.get('blocked_calls')} | {m.get('blocked_p50_ms', 0):.0f} / {m.get('blocked_p99_ms', 0):.0f} "
           f"| {m.get('other_p99_in_fence_ms', 0):.0f} | {m.get('other_errors')} | {m.get('copy_ms', 0) / 1000:.1f} "
           f"| {m.get('catch_up_rounds')} |\n")
+    flat = [load_json(f"move-1000-10000-{k}") for k in ("0", "50000", "100000")]
+    if all(flat):
+        pauses = [m.get("pause_ms", 0) for m in flat]
+        w(f"\nThe 1,000-item tenant's pause with 0, 50,000 and 100,000 ended holds: "
+          f"{' / '.join(str(p) for p in pauses)} ms (the fence reads only live and recent rows; "
+          f"see docs/moves.md, \"The pause\").\n")
     w("\n")
     hot = [r for r in rows if r[0] == 1 and r[2] == 256]
     eng = max(hot, key=lambda r: r[3])
