@@ -13,7 +13,9 @@
 -- ended_at misses no row that can change. They are checked for the rows already here (VALIDATE
 -- takes only a SHARE UPDATE EXCLUSIVE lock: writes go on while it reads).
 --
--- Both indexes are partial and narrow. A new hold enters holds_live (one entry per Reserve; its
+-- Both indexes are partial. holds_live is keyed as the lane's own HELD reads are (a bucket's
+-- earliest expiry, its due holds), so a plan made while a tenant had few live holds never finds a
+-- narrower index tempting and then scans every live hold of the tenant for one bucket. A new hold enters holds_live (one entry per Reserve; its
 -- cost is measured in docs/performance.md); the update that ends it, which is not a HOT update
 -- already (state is in holds_bucket_state), enters holds_ended instead, and its holds_live entry
 -- dies with the old row version. Without holds_live, the live holds of a tenant could only be found
@@ -27,4 +29,4 @@ ALTER TABLE holds VALIDATE CONSTRAINT holds_ended_iff_not_held;
 ALTER TABLE transfers ADD CONSTRAINT transfers_done_iff_not_pending CHECK ((state = 'PENDING') = (done_at IS NULL)) NOT VALID;
 ALTER TABLE transfers VALIDATE CONSTRAINT transfers_done_iff_not_pending;
 CREATE INDEX IF NOT EXISTS holds_ended ON holds (tenant_id, ended_at) WHERE ended_at IS NOT NULL;
-CREATE INDEX IF NOT EXISTS holds_live ON holds (tenant_id) WHERE state = 'HELD';
+CREATE INDEX IF NOT EXISTS holds_live ON holds (tenant_id, item_id, bucket_no, expires_at) WHERE state = 'HELD';
