@@ -387,8 +387,15 @@ public final class Mover {
         Baseline b = r.baseline;
         Figures f = b == null ? figures(r, move, SummaryPart.SUMMARY_PART_ALL, 0, true, deadline)
                 : figures(r, move, SummaryPart.SUMMARY_PART_RECENT, b.cutMicros(), false, deadline);
-        List<TenantSummary> source = b == null ? f.source() : SummaryParts.combine(b.source(), f.source());
-        List<TenantSummary> target = b == null ? f.target() : SummaryParts.combine(b.target(), f.target());
+        List<TenantSummary> source;
+        List<TenantSummary> target;
+        try {
+            source = b == null ? f.source() : SummaryParts.combine(b.source(), f.source());
+            target = b == null ? f.target() : SummaryParts.combine(b.target(), f.target());
+        } catch (IllegalArgumentException e) {
+            // Items the settled figures had are gone: nothing deletes them, so it is a difference.
+            return new StepResult(MoveFacts.verified(clock.millis(), List.of(e.getMessage())), null, 0);
+        }
         List<String> differences = new ArrayList<>(SummaryComparison.differences(source, target));
         differences.addAll(SummaryInvariants.drifts("source", source));
         differences.addAll(SummaryInvariants.drifts("target", target));
