@@ -22,6 +22,7 @@ import io.lastunit.shard.grpc.ShardGrpcService;
 import io.lastunit.shard.lane.LaneEngine;
 import io.lastunit.shard.move.TenantMoves;
 import io.lastunit.shard.store.EmbeddedDatabase;
+import io.lastunit.shard.store.DatabaseOwner;
 import io.lastunit.shard.store.InvariantChecker;
 import io.lastunit.shard.store.ReadPool;
 import java.io.IOException;
@@ -44,6 +45,11 @@ import org.slf4j.LoggerFactory;
  */
 public final class ShardNode implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(ShardNode.class);
+    /**
+     * How long a starting node waits for the shard database's previous owner to let go (a node
+     * killed a moment ago leaves its session for PostgreSQL to end) before it refuses to start.
+     */
+    static final Duration OWNER_WAIT = Duration.ofSeconds(10);
     /** Move calls waiting for the move thread (one mover makes them one at a time per shard). */
     static final int MOVE_CALLS_QUEUED_MAX = 64;
 
@@ -90,6 +96,16 @@ public final class ShardNode implements AutoCloseable {
     }
 
     private void startAll() throws IOException {
+        // First and released last: one node per shard database (a second one waits, then refuses).
+        DatabaseOwner owner;
+        try {
+            owner = DatabaseOwner.acquire(config.jdbc().url(), config.jdbc().user(), config.jdbc().password(),
+                    "lastunit-shard-" + config.shardId() + "-owner", OWNER_WAIT);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IOException("interrupted while taking the shard database's ownership", e);
+        }
+        lifecycle.onClose("database ownership", owner::close);
         dataSource = dataSource(config);
         lifecycle.onClose("connection pool", dataSource::close);
         Flyway.configure().dataSource(dataSource).locations("classpath:db/migration").load().migrate();

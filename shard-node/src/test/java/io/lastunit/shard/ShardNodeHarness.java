@@ -40,7 +40,7 @@ public final class ShardNodeHarness implements AutoCloseable {
         this(pg, pg.jdbcUrl(), overrides);
     }
 
-    ShardNodeHarness(PostgresFixture pg, String jdbcUrl, Map<String, Object> overrides) {
+    public ShardNodeHarness(PostgresFixture pg, String jdbcUrl, Map<String, Object> overrides) {
         this.pg = pg;
         this.jdbcUrl = jdbcUrl;
         this.overrides = overrides;
