@@ -5,9 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.grpc.ManagedChannel;
 import io.lastunit.admin.move.MoveFaults;
 import io.lastunit.admin.move.Mover;
-import io.lastunit.admin.move.MoverSettings;
 import io.lastunit.admin.move.Moves;
-import io.lastunit.admin.move.plan.MovePolicy;
 import io.lastunit.admin.platform.LocalPlatform;
 import io.lastunit.api.inventory.v1.ConfirmRequest;
 import io.lastunit.api.inventory.v1.CreateItemRequest;
@@ -18,18 +16,12 @@ import io.lastunit.api.inventory.v1.ReserveRequest;
 import io.lastunit.api.topology.v1.Move;
 import io.lastunit.api.topology.v1.MoveStep;
 import io.lastunit.api.topology.v1.ShardInfo;
-import io.lastunit.common.channel.ShardChannels;
-import io.lastunit.common.topology.Curators;
-import io.lastunit.common.topology.TopologyStore;
 import io.lastunit.testkit.PostgresFixture;
-import io.lastunit.testkit.TestTimeouts;
 import java.sql.Connection;
 import java.sql.Statement;
 import java.time.Duration;
-import java.time.InstantSource;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.TimeUnit;
 import org.apache.curator.framework.CuratorFramework;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -50,43 +42,34 @@ class MoveVerificationFaultIT {
     static final PostgresFixture PG = new PostgresFixture();
 
     private static final int ITEMS = 4;
-    private static final MoverSettings SETTINGS = MoverSettings.defaults().withRetireGrace(Duration.ofMillis(100));
     private static final Duration WAIT = Duration.ofSeconds(60);
 
+    private static MovePlatform fixture;
     private static ClusterClients clients;
     private static LocalPlatform platform;
     private static ManagedChannel router;
-    private static ShardChannels channels;
 
     @BeforeAll
     static void start() throws Exception {
-        clients = new ClusterClients(PG);
-        platform = LocalPlatform.builder(clients.databases())
-                .cell("shared", List.of("local"), 1)
-                .cell("big", List.of("local"), 1)
-                .balancers(0)
-                .adminResumeInterval(Duration.ZERO)
-                .start();
-        router = clients.routerChannel(platform);
-        channels = new ShardChannels(new ShardChannels.Dial(null, 64 << 20, false, true), Duration.ofSeconds(1));
+        fixture = MovePlatform.start(PG, 1);
+        clients = fixture.clients;
+        platform = fixture.platform;
+        router = fixture.router;
     }
 
     @AfterAll
     static void stop() throws Exception {
-        if (channels != null) {
-            channels.close();
-        }
-        if (platform != null) {
-            platform.close();
-        }
-        if (clients != null) {
-            clients.close();
+        if (fixture != null) {
+            fixture.close();
         }
     }
 
     private static InventoryServiceGrpc.InventoryServiceBlockingStub api() {
-        return ClusterClients.blocking(router, LocalPlatform.DEV_TOKEN).withDeadlineAfter(
-                ClusterClients.callDeadlineMillis(), TimeUnit.MILLISECONDS);
+        return fixture.api();
+    }
+
+    private static Moves moves(CuratorFramework client, MoveFaults faults, String owner) {
+        return fixture.moves(client, faults, owner);
     }
 
     private static String shardOf(String cell) {
@@ -134,15 +117,7 @@ class MoveVerificationFaultIT {
     }
 
     private static Mover.Outcome move(String tenant, MoveFaults faults) throws Exception {
-        CuratorFramework client = Curators.newClient(platform.zookeeper(), Duration.ofSeconds(15));
-        client.start();
-        try (client; Moves moves = new Moves(new TopologyStore(client, TopologyStore.ROOT_DEFAULT,
-                InstantSource.system()), client, TopologyStore.ROOT_DEFAULT, channels, MovePolicy.defaults(), SETTINGS,
-                InstantSource.system(), faults, "verifier", 1)) {
-            if (!client.blockUntilConnected((int) TestTimeouts.scaled(Duration.ofSeconds(10)).toMillis(),
-                    TimeUnit.MILLISECONDS)) {
-                throw new IllegalStateException("no ZooKeeper at " + platform.zookeeper());
-            }
+        try (CuratorFramework client = fixture.session(); Moves moves = moves(client, faults, "verifier")) {
             Move planned = moves.plan(tenant, "big", 30_000, "");
             return moves.run(planned.getMoveId(), m -> { });
         }

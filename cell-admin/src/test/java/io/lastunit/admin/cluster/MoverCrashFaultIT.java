@@ -6,10 +6,8 @@ import static org.assertj.core.api.Assertions.catchThrowable;
 import io.grpc.ManagedChannel;
 import io.lastunit.admin.move.MoveFaults;
 import io.lastunit.admin.move.Mover;
-import io.lastunit.admin.move.MoverSettings;
 import io.lastunit.admin.move.Moves;
 import io.lastunit.admin.move.plan.MovePlanner;
-import io.lastunit.admin.move.plan.MovePolicy;
 import io.lastunit.admin.platform.LocalPlatform;
 import io.lastunit.api.inventory.v1.ConfirmRequest;
 import io.lastunit.api.inventory.v1.CreateItemRequest;
@@ -23,13 +21,10 @@ import io.lastunit.api.inventory.v1.ReserveResponse;
 import io.lastunit.api.inventory.v1.Stock;
 import io.lastunit.api.topology.v1.Move;
 import io.lastunit.api.topology.v1.MoveStep;
-import io.lastunit.common.channel.ShardChannels;
 import io.lastunit.common.topology.Curators;
-import io.lastunit.common.topology.TopologyStore;
 import io.lastunit.testkit.PostgresFixture;
 import io.lastunit.testkit.TestTimeouts;
 import java.time.Duration;
-import java.time.InstantSource;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
@@ -55,55 +50,38 @@ class MoverCrashFaultIT {
 
     private static final int ITEMS = 8;
     private static final int TOTAL = 20;
-    private static final MoverSettings SETTINGS = MoverSettings.defaults().withRetireGrace(Duration.ofMillis(100));
 
+    private static MovePlatform fixture;
     private static ClusterClients clients;
     private static LocalPlatform platform;
     private static ManagedChannel router;
     private static CuratorFramework zk;
-    private static ShardChannels channels;
 
     @BeforeAll
     static void start() throws Exception {
-        clients = new ClusterClients(PG);
-        platform = LocalPlatform.builder(clients.databases())
-                .cell("shared", List.of("local"), 2)
-                .cell("big", List.of("local"), 2)
-                .balancers(0)
-                .adminResumeInterval(Duration.ZERO)
-                .start();
-        router = clients.routerChannel(platform);
-        zk = Curators.newClient(platform.zookeeper(), Duration.ofSeconds(15));
-        zk.start();
-        zk.blockUntilConnected((int) TestTimeouts.scaled(Duration.ofSeconds(10)).toMillis(), TimeUnit.MILLISECONDS);
-        channels = new ShardChannels(new ShardChannels.Dial(null, 64 << 20, false, true), Duration.ofSeconds(1));
+        fixture = MovePlatform.start(PG, 2);
+        clients = fixture.clients;
+        platform = fixture.platform;
+        router = fixture.router;
+        zk = fixture.session();
     }
 
     @AfterAll
     static void stop() throws Exception {
-        if (channels != null) {
-            channels.close();
-        }
         if (zk != null) {
             zk.close();
         }
-        if (platform != null) {
-            platform.close();
-        }
-        if (clients != null) {
-            clients.close();
+        if (fixture != null) {
+            fixture.close();
         }
     }
 
     private static InventoryServiceGrpc.InventoryServiceBlockingStub api() {
-        return ClusterClients.blocking(router, LocalPlatform.DEV_TOKEN).withDeadlineAfter(
-                ClusterClients.callDeadlineMillis(), TimeUnit.MILLISECONDS);
+        return fixture.api();
     }
 
     private static Moves moves(CuratorFramework client, MoveFaults faults, String owner) {
-        return new Moves(new TopologyStore(client, TopologyStore.ROOT_DEFAULT, InstantSource.system()), client,
-                TopologyStore.ROOT_DEFAULT, channels, MovePolicy.defaults(), SETTINGS, InstantSource.system(), faults,
-                owner, 1);
+        return fixture.moves(client, faults, owner);
     }
 
     /** The injected death of a mover right after it recorded a step. */
