@@ -58,8 +58,10 @@ import org.slf4j.LoggerFactory;
  * <p>The steps' actions: PLANNED drops leftovers of earlier moves on the target's shards; COPYING
  * and CATCHING_UP copy ({@link CopyPass}); FENCED marks the tenant MOVING (compare-and-set on the
  * epoch the move planned), freezes it on every source shard and copies the last delta, within
- * what is left of the pause budget; VERIFIED compares both sides ({@link SummaryComparison}) and
- * checks the target's invariants; FLIPPED places the tenant in the target cell (compare-and-set
+ * what is left of the pause budget (the settled rows of both sides are compared, and the target's
+ * invariants checked, just before the fence is recorded); VERIFIED compares the recent rows of both
+ * sides, put together with the settled ones ({@link SummaryComparison}), and recomputes the
+ * invariants from them ({@link SummaryInvariants}); FLIPPED places the tenant in the target cell (compare-and-set
  * on the fenced epoch: the commit point) and activates the target; CLEANED retires and drops the
  * source and ends the placement's move; ABORTING puts the tenant back ACTIVE on the source,
  * unfreezes it and drops the partial copy.

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.lastunit.shard.ShardNodeHarness;
 import io.lastunit.testkit.PostgresFixture;
+import io.lastunit.testkit.TestTimeouts;
 import java.io.IOException;
 import java.sql.Connection;
 import java.sql.DriverManager;
@@ -58,7 +59,7 @@ class DatabaseOwnerIT {
                 assertThat(rs.getBoolean(1)).isTrue();
             }
             // Within the next node's wait, the session is gone and the lock is free.
-            try (DatabaseOwner next = acquire(url, "next-node", Duration.ofSeconds(10))) {
+            try (DatabaseOwner next = acquire(url, "next-node", TestTimeouts.scaled(Duration.ofSeconds(10)))) {
                 assertThat(next.held()).isTrue();
                 assertThat(first.held()).isFalse();
             }
@@ -76,7 +77,7 @@ class DatabaseOwnerIT {
         } finally {
             node.close();
         }
-        try (DatabaseOwner after = acquire(url, "after", Duration.ofSeconds(10))) {
+        try (DatabaseOwner after = acquire(url, "after", TestTimeouts.scaled(Duration.ofSeconds(10)))) {
             assertThat(after.held()).isTrue();
         }
     }
