@@ -6,6 +6,8 @@ import io.lastunit.shard.store.LaneStore;
 import io.lastunit.shard.store.Transactions;
 import java.sql.SQLException;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -17,7 +19,7 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Hazard: bucket 0's lane stands still while the collapse waits for a row lock, so each wait is
  * bounded ({@link #COLLAPSE_LOCK_TIMEOUT_MILLIS}); a collapse that gave up changed nothing and is
- * queued again after a later batch.
+ * tried again at once, up to {@link #COLLAPSE_ATTEMPTS} times, then queued again after a later batch.
  */
 public final class Collapser {
     private static final Logger log = LoggerFactory.getLogger(Collapser.class);
@@ -30,10 +32,21 @@ public final class Collapser {
     public static final long COLLAPSE_LOCK_TIMEOUT_MILLIS = 100;
     private static final String LOCK_NOT_AVAILABLE = "55P03";
 
-    /** Queues the collapse of an item (to bucket 0's lane). */
+    /**
+     * How many times one request runs a collapse that gave up on a lock ({@link #changedNothing}):
+     * the first try and two more, each queued straight back to bucket 0's lane, so an item whose
+     * sale has ended (no later batch to queue it again) still collapses; at most this many lock
+     * waits of {@link #COLLAPSE_LOCK_TIMEOUT_MILLIS} stand bucket 0's lane still per request.
+     */
+    public static final int COLLAPSE_ATTEMPTS = 3;
+
+    /**
+     * Queues the collapse of an item to bucket 0's lane; the future completes as
+     * {@link #collapse} does, or fails at once when the lane refused it (queue full, shutting down).
+     */
     @FunctionalInterface
     public interface Requests {
-        void collapse(String tenant, String item);
+        CompletableFuture<Boolean> collapse(String tenant, String item);
     }
 
     /** A committed collapse: bucket 0's row after it and the keys of the holds in the closed buckets. */
@@ -62,8 +75,23 @@ public final class Collapser {
     /** Below the low-water mark, an item with several open buckets collapses into bucket 0 (queued once). */
     public void requestIfLow(ItemLedger ledger) {
         if (ledger.open().length > 1 && ledger.availableSum() < collapseBelow && ledger.claimCollapse()) {
-            requests.collapse(ledger.tenantId, ledger.itemId);
+            request(ledger, 1);
         }
+    }
+
+    private void request(ItemLedger ledger, int attempt) {
+        requests.collapse(ledger.tenantId, ledger.itemId).whenComplete((done, e) -> {
+            if (e == null) {
+                return;
+            }
+            Throwable cause = e instanceof CompletionException && e.getCause() != null ? e.getCause() : e;
+            if (!(cause instanceof SQLException)) {
+                ledger.collapseFailed(); // never ran (the lane refused it): a later batch queues it again
+            } else if (changedNothing((SQLException) cause) && attempt < COLLAPSE_ATTEMPTS
+                    && ledger.open().length > 1 && ledger.claimCollapse()) {
+                request(ledger, attempt + 1);
+            }
+        });
     }
 
     /** True when a failed collapse changed nothing: it gave up a lock wait before touching the ledger. */
@@ -86,7 +114,8 @@ public final class Collapser {
             }
             if (changedNothing(e)) {
                 log.info("lane {}: collapse of {}/{}#0 gave up after waiting {} ms for a bucket row; tried again"
-                        + " after a later batch", laneIndex, tenant, item, COLLAPSE_LOCK_TIMEOUT_MILLIS);
+                        + " (up to {} times a request), then after a later batch", laneIndex, tenant, item,
+                        COLLAPSE_LOCK_TIMEOUT_MILLIS, COLLAPSE_ATTEMPTS);
             } else {
                 log.warn("lane {}: collapse of {}/{}#0 failed: {}", laneIndex, tenant, item, e.toString());
             }
