@@ -72,7 +72,73 @@ public record ShardConfig(
      *                 + 2 would make lanes wait on the pool for their batches, so it is refused;
      *                 between the two, a borrow may wait for a connection another borrow returns.
      */
-    public record Jdbc(String url, String user, String password, int poolSize) {
+    public record Jdbc(String url, String user, String password, int poolSize, DbTimeouts timeouts) {
+        /** With the default timeouts. */
+        public Jdbc(String url, String user, String password, int poolSize) {
+            this(url, user, password, poolSize, DbTimeouts.DEFAULTS);
+        }
+
+        public Jdbc {
+            if (timeouts == null) {
+                throw new IllegalArgumentException("jdbc timeouts are required");
+            }
+        }
+    }
+
+    /**
+     * The bound on every wait for the database (docs/durability.md, "Bounded waits"). A wait that
+     * runs out becomes UNAVAILABLE: before the commit was sent the batch failed and nothing was
+     * written; from the commit on the outcome is unknown and the caller retries with the same key.
+     *
+     * @param connect           how long taking a connection (and opening one) may take (HikariCP's
+     *                          {@code connectionTimeout}, pgjdbc's {@code connectTimeout})
+     * @param socket            how long any statement or commit may wait for the server's answer
+     *                          (pgjdbc {@code socketTimeout}, whole seconds): a hung or partitioned
+     *                          server, or a commit waiting for a synchronous standby that is gone
+     * @param lock              how long a statement of a write waits for a row or table lock
+     *                          (PostgreSQL {@code lock_timeout}; borrows and collapses wait less)
+     * @param idleInTransaction how long the server keeps a session whose transaction went idle
+     *                          (PostgreSQL {@code idle_in_transaction_session_timeout}): a paused or
+     *                          hung node's open transaction is rolled back and its locks freed; above
+     *                          the 30 s a move's export may wait for its reader
+     * @param readStatement     how long one statement of a read (GetStock, GetHold, the invariant
+     *                          check) may run (PostgreSQL {@code statement_timeout}). Never set on the
+     *                          connections that write: a cancelled commit waiting for the standby is
+     *                          committed locally and reported as if it had been replicated.
+     */
+    public record DbTimeouts(Duration connect, Duration socket, Duration lock, Duration idleInTransaction,
+                             Duration readStatement) {
+        public static final DbTimeouts DEFAULTS = new DbTimeouts(Duration.ofSeconds(5), Duration.ofSeconds(15),
+                Duration.ofSeconds(2), Duration.ofSeconds(60), Duration.ofSeconds(30));
+        /** A move's export may wait this long for its reader, in its transaction. */
+        public static final Duration EXPORT_IDLE_MAX = io.lastunit.shard.grpc.ShardGrpcService.EXPORT_READY_WAIT_MAX;
+
+        /** What is wrong with these bounds, empty when nothing is. */
+        List<String> problems() {
+            List<String> problems = new ArrayList<>();
+            Duration[] all = {connect, socket, lock, idleInTransaction, readStatement};
+            String[] names = {"connect", "socket", "lock", "idleInTransaction", "readStatement"};
+            for (int i = 0; i < all.length; i++) {
+                if (all[i] == null || all[i].isNegative() || all[i].isZero()) {
+                    problems.add("jdbc timeout " + names[i] + " must be positive, got " + all[i]);
+                }
+            }
+            if (!problems.isEmpty()) {
+                return problems;
+            }
+            if (socket.toMillis() % 1_000 != 0) {
+                problems.add("jdbc timeout socket=" + socket + " must be whole seconds (pgjdbc's socketTimeout)");
+            }
+            if (socket.compareTo(lock) <= 0) {
+                problems.add("jdbc timeout socket=" + socket + " must be above lock=" + lock
+                        + ", so a lock wait ends on the server, with its SQL state, before the socket gives up");
+            }
+            if (idleInTransaction.compareTo(EXPORT_IDLE_MAX) <= 0) {
+                problems.add("jdbc timeout idleInTransaction=" + idleInTransaction + " must be above "
+                        + EXPORT_IDLE_MAX + ", the time a move's export may wait for its reader");
+            }
+            return problems;
+        }
     }
 
     public ShardConfig {
@@ -90,6 +156,7 @@ public record ShardConfig(
         if (port < 0 || port > 65_535) {
             problems.add("port=" + port + " is outside [0, 65535]");
         }
+        problems.addAll(jdbc.timeouts().problems());
         if (jdbc.poolSize() != 0 && jdbc.poolSize() < minPool(lanes, readThreads)) {
             problems.add("jdbc.poolSize=" + jdbc.poolSize() + " is below lanes + readThreads + 2 = "
                     + minPool(lanes, readThreads));

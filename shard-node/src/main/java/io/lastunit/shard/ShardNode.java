@@ -1,6 +1,5 @@
 package io.lastunit.shard;
 
-import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
 import io.grpc.Server;
 import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
@@ -25,6 +24,7 @@ import io.lastunit.shard.store.EmbeddedDatabase;
 import io.lastunit.shard.store.DatabaseOwner;
 import io.lastunit.shard.store.InvariantChecker;
 import io.lastunit.shard.store.ReadPool;
+import io.lastunit.shard.store.ShardPools;
 import java.io.IOException;
 import java.time.Duration;
 import java.time.InstantSource;
@@ -50,12 +50,21 @@ public final class ShardNode implements AutoCloseable {
      * killed a moment ago leaves its session for PostgreSQL to end) before it refuses to start.
      */
     static final Duration OWNER_WAIT = Duration.ofSeconds(10);
+    /**
+     * How often the node asks whether it still owns the shard database, and takes the ownership
+     * again after a database restart or failover ended its session (DatabaseOwner).
+     */
+    static final Duration OWNER_CHECK_INTERVAL = Duration.ofSeconds(1);
     /** Move calls waiting for the move thread (one mover makes them one at a time per shard). */
     static final int MOVE_CALLS_QUEUED_MAX = 64;
 
     private final ShardConfig config;
     private final InstantSource clock;
     private final NodeLifecycle lifecycle;
+    private ShardPools pools;
+    private DatabaseOwner owner;
+    /** This start of the node, in its ownership session's name: unique, so a fence can tell two starts apart. */
+    private final String instance = String.format("%08x", new java.security.SecureRandom().nextInt());
     private HikariDataSource dataSource;
     private LaneEngine engine;
     private ExpirySweeper sweeper;
@@ -100,22 +109,32 @@ public final class ShardNode implements AutoCloseable {
         DatabaseOwner owner;
         try {
             owner = DatabaseOwner.acquire(config.jdbc().url(), config.jdbc().user(), config.jdbc().password(),
-                    "lastunit-shard-" + config.shardId() + "-owner", OWNER_WAIT);
+                    "lastunit-shard-" + config.shardId() + "-owner-" + instance, OWNER_WAIT);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new IOException("interrupted while taking the shard database's ownership", e);
         }
         lifecycle.onClose("database ownership", owner::close);
-        dataSource = dataSource(config);
-        lifecycle.onClose("connection pool", dataSource::close);
+        owner.watch(OWNER_CHECK_INTERVAL, state -> {
+            if (state == DatabaseOwner.State.LOST) {
+                log.error("shard {}: another node owns the shard database now; this node's connections are"
+                        + " refused from now on (stop it)", config.shardId());
+            } else {
+                log.warn("shard {}: database ownership {}", config.shardId(), state);
+            }
+        });
+        this.owner = owner;
+        pools = ShardPools.open(config, owner.fenceSql());
+        dataSource = pools.writes();
+        lifecycle.onClose("connection pools", pools::close);
         Flyway.configure().dataSource(dataSource).locations("classpath:db/migration").load().migrate();
         engine = new LaneEngine(dataSource, config.lanes(), config.limits(), clock, this::epochOf);
         NodeLifecycle.Closer lanes = lifecycle.onClose("lane engine", engine::close);
         engine.start();
-        reads = new ReadPool(dataSource, config.readThreads(), config.readQueueCapacity(),
+        reads = new ReadPool(pools.reads(), config.readThreads(), config.readQueueCapacity(),
                 Duration.ofMillis(config.lanes().retryAfterMs()));
         NodeLifecycle.Closer readPool = lifecycle.onClose("read pool", reads::close);
-        checker = new InvariantChecker(dataSource, config.shardId());
+        checker = new InvariantChecker(pools.reads(), config.shardId());
         sweeper = new ExpirySweeper(dataSource, engine, config.sweepInterval(), config.sweepBucketsPerTickMax());
         NodeLifecycle.Closer sweeping = lifecycle.onClose("expiry sweeper", sweeper::close);
         sweeper.start();
@@ -144,12 +163,16 @@ public final class ShardNode implements AutoCloseable {
         // chunks) run on a thread of their own, so GetStock, GetHold and the balancer's reads never
         // wait behind a copy.
         ReadPool moveCalls = new ReadPool(dataSource, 1, MOVE_CALLS_QUEUED_MAX,
-                Duration.ofMillis(config.lanes().retryAfterMs()), "move-");
+                Duration.ofMillis(config.lanes().retryAfterMs()), "move-", false);
+        // CompleteTransfer writes off the lanes: on the write pool, never on the read-only one.
+        ReadPool completions = new ReadPool(dataSource, 1, config.readQueueCapacity(),
+                Duration.ofMillis(config.lanes().retryAfterMs()), "complete-", false);
+        NodeLifecycle.Closer completionPool = lifecycle.onClose("transfer completions", completions::close);
         NodeLifecycle.Closer movePool = lifecycle.onClose("move calls", moveCalls::close);
         TenantMoves moves = new TenantMoves(moveCalls, engine, config.shardId(),
                 Duration.ofMillis(config.lanes().retryAfterMs()));
-        shardService = new ShardGrpcService(validator, checker, reads, config.shardId(), engine, placement,
-                () -> guard.regionOr("", standaloneRegion()), moves);
+        shardService = new ShardGrpcService(validator, checker, reads, completions, config.shardId(), engine,
+                placement, () -> guard.regionOr("", standaloneRegion()), moves);
         Server built = builder.addService(inventory).addService(shardService).build();
         lifecycle.onClose("gRPC server", () -> {
             NodeServer.stopTakingCalls(built, health);
@@ -158,6 +181,7 @@ public final class ShardNode implements AutoCloseable {
             lanes.close();
             readPool.close();
             movePool.close();
+            completionPool.close();
             NodeServer.awaitCalls(built, NodeServer.STOP_WAIT);
         });
         server = built.start();
@@ -195,23 +219,6 @@ public final class ShardNode implements AutoCloseable {
         }
     }
 
-    private static HikariDataSource dataSource(ShardConfig config) {
-        HikariConfig h = new HikariConfig();
-        h.setPoolName("shard-" + config.shardId());
-        h.setJdbcUrl(config.jdbc().url());
-        h.setUsername(config.jdbc().user());
-        h.setPassword(config.jdbc().password());
-        h.setMaximumPoolSize(config.poolSize());
-        h.setMinimumIdle(config.poolSize());
-        h.setAutoCommit(false);
-        h.setTransactionIsolation("TRANSACTION_READ_COMMITTED");
-        h.setConnectionTimeout(5_000);
-        h.setValidationTimeout(2_000);
-        h.addDataSourceProperty("tcpKeepAlive", "true");
-        h.addDataSourceProperty("ApplicationName", "lastunit-shard-" + config.shardId());
-        return new HikariDataSource(h);
-    }
-
     public synchronized int port() {
         return server.getPort();
     }
@@ -242,6 +249,16 @@ public final class ShardNode implements AutoCloseable {
     /** The node's ZooKeeper client, or null when standalone. */
     public synchronized CuratorFramework curator() {
         return curator;
+    }
+
+    /** The node's ownership of its database (null before the start). */
+    public synchronized DatabaseOwner owner() {
+        return owner;
+    }
+
+    /** The read pool (read-only sessions with a statement timeout). */
+    public synchronized DataSource readDataSource() {
+        return pools.reads();
     }
 
     public synchronized DataSource dataSource() {

@@ -88,7 +88,7 @@ public final class ShardGrpcService extends ShardServiceGrpc.ShardServiceImplBas
     /** Longest {@code since_snapshot}. */
     public static final int SNAPSHOT_LENGTH_MAX = 65_536;
     /** How long an export waits for its caller to take a chunk before it gives up. */
-    static final Duration EXPORT_READY_WAIT_MAX = Duration.ofSeconds(30);
+    public static final Duration EXPORT_READY_WAIT_MAX = Duration.ofSeconds(30);
     private static final Logger log = LoggerFactory.getLogger(ShardGrpcService.class);
 
     private final RequestValidator validator;
@@ -100,12 +100,19 @@ public final class ShardGrpcService extends ShardServiceGrpc.ShardServiceImplBas
     private final Supplier<String> region;
     private final TransferStore transfers = new TransferStore();
     private final TenantMoves moves;
+    private final ReadPool completions;
     private final AtomicLong calls = new AtomicLong();
 
-    /** @param region the region this shard serves now */
-    public ShardGrpcService(RequestValidator validator, InvariantChecker checker, ReadPool reads, String shardId,
-                            LaneEngine engine, PlacementGuard placement, Supplier<String> region, TenantMoves moves) {
+    /**
+     * @param reads       committed reads (a read-only pool)
+     * @param completions CompleteTransfer, which writes off the lanes (the write pool)
+     * @param region      the region this shard serves now
+     */
+    public ShardGrpcService(RequestValidator validator, InvariantChecker checker, ReadPool reads, ReadPool completions,
+                            String shardId, LaneEngine engine, PlacementGuard placement, Supplier<String> region,
+                            TenantMoves moves) {
         this.moves = moves;
+        this.completions = completions;
         this.validator = validator;
         this.checker = checker;
         this.reads = reads;
@@ -275,7 +282,7 @@ public final class ShardGrpcService extends ShardServiceGrpc.ShardServiceImplBas
     public void completeTransfer(CompleteTransferRequest r, StreamObserver<Transfer> out) {
         try {
             transferId(r.getTransferId());
-            Replies.send(reads.submit("CompleteTransfer outcome unknown; retry with the same transfer_id",
+            Replies.send(completions.submit("CompleteTransfer outcome unknown; retry with the same transfer_id",
                     c -> transfers.complete(c, r.getTransferId())), t -> {
                 if (t == null) {
                     throw Failure.of(Reason.TRANSFER_NOT_FOUND, "no OUT record of transfer " + r.getTransferId()

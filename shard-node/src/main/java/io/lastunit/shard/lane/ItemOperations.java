@@ -13,6 +13,7 @@ import io.lastunit.shard.escrow.CachedRows;
 import io.lastunit.shard.escrow.ItemLedger;
 import io.lastunit.shard.escrow.ItemLedgers;
 import io.lastunit.shard.fence.Fence;
+import io.lastunit.shard.store.CommitWarnings;
 import io.lastunit.shard.store.ItemStore;
 import io.lastunit.shard.store.LaneStore;
 import io.lastunit.shard.store.Transactions;
@@ -106,6 +107,7 @@ final class ItemOperations {
         }
         Stock stock = items.readStock(c, r.getTenantId(), r.getItemId());
         c.commit();
+        CommitWarnings.requireReplicated(c);
         op.future().complete(CreateItemResponse.newBuilder().setStock(stock).setCreated(created).build());
     }
 
@@ -160,6 +162,7 @@ final class ItemOperations {
             known.raise(0, row.available());
         }
         c.commit();
+        CommitWarnings.requireReplicated(c);
         if (known != null) { // a cached bucket always has its ledger: nothing to refresh otherwise
             known.publish(row.bucketNo(), row.available());
             cache.committed(row);

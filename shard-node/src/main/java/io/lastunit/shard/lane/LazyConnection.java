@@ -1,5 +1,6 @@
 package io.lastunit.shard.lane;
 
+import io.lastunit.shard.store.CommitWarnings;
 import io.lastunit.shard.store.Transactions;
 import java.sql.Connection;
 import java.sql.SQLException;
@@ -31,6 +32,7 @@ final class LazyConnection implements AutoCloseable {
     void commit() throws SQLException {
         if (connection != null) {
             connection.commit();
+            CommitWarnings.requireReplicated(connection);
         }
     }
 

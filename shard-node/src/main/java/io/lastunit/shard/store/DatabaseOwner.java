@@ -19,20 +19,53 @@ import java.util.Properties;
  * conditional and the database is the arbiter), but they would redo each other's batches without
  * end and each trust caches the other invalidates.
  *
- * <p>Not thread-safe; the node opens and closes it. Hazard: the lock lives as long as its session.
- * If the database restarts or the connection is cut, the lock is gone and this node does not know
- * until it is closed; taking it again, and stopping a node that lost it to another, is the failover
- * work of docs/durability.md's next step.
+ * <p><b>Fencing.</b> The lock lives as long as its session, so a database restart, a failover or a
+ * cut connection ends it. Two things keep a node that lost it from writing:
+ * <ul>
+ *   <li>{@link #fenceSql()} is every pooled connection's first statement: it fails unless the lock
+ *       is held by this owner's own session (named by {@code applicationName}, unique per node
+ *       start), so no connection opened after the loss can write;</li>
+ *   <li>the watch ({@link #watch}) asks every {@code interval} whether the session still holds the
+ *       lock; when it does not, it opens a new session and takes the lock again if it is free
+ *       ({@link State#OWNED} again: the node writes on), or, when another session holds it,
+ *       becomes {@link State#LOST} for good and says so to its listener.</li>
+ * </ul>
+ * Connections opened before the loss die with the database restart that ended the session; after a
+ * cut that ended only the owner's session, they live until they break or the watch notices.
+ *
+ * <p>Thread-safe: the watch runs on a daemon thread of its own; every use of the session is
+ * synchronized.
  */
 public final class DatabaseOwner implements AutoCloseable {
+    private static final org.slf4j.Logger log = org.slf4j.LoggerFactory.getLogger(DatabaseOwner.class);
     /** The advisory lock's class: "LUOW" (lastunit owner). */
     static final int LOCK_CLASS = 0x4C554F57;
     /** How often a waiting node asks again. */
     private static final long POLL_MS = 200;
 
-    private final Connection session;
+    /** Where the ownership stands. */
+    public enum State {
+        /** This node's session holds the lock. */
+        OWNED,
+        /** The session was lost; the watch is taking the lock again (nothing may be written meanwhile). */
+        REGAINING,
+        /** Another session took the lock: this node must not write again. Final. */
+        LOST,
+        /** Given up by {@link #close()}. Final. */
+        CLOSED
+    }
 
-    private DatabaseOwner(Connection session) {
+    private final String url;
+    private final Properties properties;
+    private final String applicationName;
+    private Connection session;
+    private State state = State.OWNED;
+    private Thread watch;
+
+    private DatabaseOwner(String url, Properties properties, Connection session) {
+        this.url = url;
+        this.properties = properties;
+        this.applicationName = properties.getProperty("ApplicationName");
         this.session = session;
     }
 
@@ -50,6 +83,8 @@ public final class DatabaseOwner implements AutoCloseable {
         p.setProperty("password", password);
         p.setProperty("ApplicationName", applicationName);
         p.setProperty("tcpKeepAlive", "true");
+        p.setProperty("connectTimeout", "5");
+        p.setProperty("socketTimeout", "10");
         Connection c;
         try {
             c = DriverManager.getConnection(url, p);
@@ -61,7 +96,7 @@ public final class DatabaseOwner implements AutoCloseable {
             c.setAutoCommit(true);
             while (true) {
                 if (tryLock(c)) {
-                    return new DatabaseOwner(c);
+                    return new DatabaseOwner(url, p, c);
                 }
                 if (System.nanoTime() - deadline >= 0) {
                     String holder = holder(c);
@@ -106,7 +141,11 @@ public final class DatabaseOwner implements AutoCloseable {
     }
 
     /** Whether this node's session still holds the lock (false once the session is gone). */
-    public boolean held() {
+    public synchronized boolean held() {
+        return heldBy(session);
+    }
+
+    private static boolean heldBy(Connection session) {
         try (PreparedStatement ps = session.prepareStatement("""
                 SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND classid = ?::oid AND objid = 0
                    AND granted AND pid = pg_backend_pid()""")) {
@@ -120,10 +159,103 @@ public final class DatabaseOwner implements AutoCloseable {
         }
     }
 
+    public synchronized State state() {
+        return state;
+    }
+
+    /** What this owner's session is called in {@code pg_stat_activity}. */
+    public String applicationName() {
+        return applicationName;
+    }
+
+    /**
+     * The statement each pooled connection runs first: it fails (SQL state {@link #NOT_OWNER})
+     * unless the ownership lock is held by this owner's session, so a node that lost the database
+     * to another opens no connection that could write.
+     */
+    public String fenceSql() {
+        String name = applicationName.replace("'", "''");
+        return "DO $fence$ BEGIN IF NOT EXISTS (SELECT 1 FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid"
+                + " WHERE l.locktype = 'advisory' AND l.classid = " + Integer.toUnsignedLong(LOCK_CLASS)
+                + "::oid AND l.objid = 0 AND l.granted AND a.application_name = '" + name + "')"
+                + " THEN RAISE EXCEPTION USING ERRCODE = '" + NOT_OWNER + "', MESSAGE = 'this shard node does not"
+                + " own the shard database now (its ownership session " + name + " does not hold the lock)'; END IF;"
+                + " END $fence$";
+    }
+
+    /** The SQL state of {@link #fenceSql()}'s refusal. */
+    public static final String NOT_OWNER = "LU002";
+
+    /**
+     * Starts the watch: every {@code interval} it checks the lock and takes it again after a lost
+     * session; {@code onChange} hears every change of state (on the watch's thread). Once.
+     */
+    public synchronized void watch(Duration interval, java.util.function.Consumer<State> onChange) {
+        if (watch != null || state == State.CLOSED) {
+            throw new IllegalStateException("watch already started or owner closed (state=" + state + ")");
+        }
+        watch = new Thread(() -> {
+            while (!Thread.currentThread().isInterrupted()) {
+                try {
+                    Thread.sleep(interval.toMillis());
+                } catch (InterruptedException e) {
+                    return;
+                }
+                State before;
+                State after;
+                synchronized (this) {
+                    before = state;
+                    if (state == State.CLOSED || state == State.LOST) {
+                        return;
+                    }
+                    after = check();
+                    state = after;
+                }
+                if (after != before) {
+                    onChange.accept(after);
+                }
+            }
+        }, "owner-watch-" + applicationName);
+        watch.setDaemon(true);
+        watch.start();
+    }
+
+    /** One look: still held, or taken again, or lost to another. Under the lock. */
+    private State check() {
+        if (heldBy(session)) {
+            return State.OWNED;
+        }
+        closeQuietly(session);
+        try {
+            Connection c = DriverManager.getConnection(url, properties);
+            c.setAutoCommit(true);
+            session = c;
+            if (tryLock(c)) {
+                return State.OWNED;
+            }
+            String holder = holder(c);
+            log.error("shard database ownership lost: another session holds it ({}); this node writes no more",
+                    holder);
+            return State.LOST;
+        } catch (SQLException e) {
+            log.warn("shard database ownership: the session is gone and the database cannot be reached yet: {}",
+                    e.getMessage());
+            return State.REGAINING;
+        }
+    }
+
     /** Gives the ownership up (closing the session ends the lock). Idempotent. */
     @Override
     public void close() {
-        closeQuietly(session);
+        Thread w;
+        synchronized (this) {
+            state = State.CLOSED;
+            w = watch;
+            closeQuietly(session);
+        }
+        if (w != null) {
+            w.interrupt();
+        }
     }
 
     private static void closeQuietly(Connection c) {

@@ -407,6 +407,7 @@ public final class LaneStore {
                             rs.getLong(5), rs.getLong(6), rs.getLong(7), rs.getLong(8), rs.getLong(9)));
                 }
             }
+            CommitWarnings.requireReplicated(ps); // the statement's end was its commit
             if (at == null || rows.size() != deltas.size()) {
                 // lastunit_require passed, so the statement committed every row: this cannot happen
                 throw new IllegalStateException("one-statement batch committed but returned " + rows.size() + " of "

@@ -30,19 +30,27 @@ public final class ReadPool implements AutoCloseable {
     private final DataSource dataSource;
     private final ThreadPoolExecutor executor;
     private final Duration retryAfter;
+    private final boolean askAgainWhenBroken;
 
+    /** Reads: each is asked once more on a new connection when its connection broke. */
     public ReadPool(DataSource dataSource, int threads, int queueCapacity, Duration retryAfter) {
-        this(dataSource, threads, queueCapacity, retryAfter, "read-");
+        this(dataSource, threads, queueCapacity, retryAfter, "read-", true);
     }
 
-    /** As above, its threads named {@code threadPrefix} and a number. */
-    public ReadPool(DataSource dataSource, int threads, int queueCapacity, Duration retryAfter, String threadPrefix) {
+    /**
+     * Calls on {@code threads} threads named {@code threadPrefix} and a number; with
+     * {@code askAgainWhenBroken}, a call whose connection broke is run once more (only for calls
+     * that change nothing, or change it idempotently).
+     */
+    public ReadPool(DataSource dataSource, int threads, int queueCapacity, Duration retryAfter, String threadPrefix,
+                    boolean askAgainWhenBroken) {
         if (threads < 1 || queueCapacity < 1) {
             throw new IllegalArgumentException("read pool needs threads >= 1 and queueCapacity >= 1, got threads="
                     + threads + ", queueCapacity=" + queueCapacity);
         }
         this.dataSource = dataSource;
         this.retryAfter = retryAfter;
+        this.askAgainWhenBroken = askAgainWhenBroken;
         AtomicInteger n = new AtomicInteger();
         this.executor = new ThreadPoolExecutor(threads, threads, 0, TimeUnit.MILLISECONDS,
                 new ArrayBlockingQueue<>(queueCapacity), r -> {
@@ -52,8 +60,22 @@ public final class ReadPool implements AutoCloseable {
                 }, new ThreadPoolExecutor.AbortPolicy());
     }
 
+    private <T> T readOnce(Read<T> read) throws SQLException {
+        try (Connection c = dataSource.getConnection()) {
+            T v = read.apply(c);
+            c.commit();
+            return v;
+        }
+    }
+
+    /** SQL state class 08: the connection broke (the read may be asked again on another). */
+    static boolean brokenConnection(SQLException e) {
+        return e.getSQLState() != null && e.getSQLState().startsWith("08");
+    }
+
     /**
-     * Runs {@code read} on a reader thread. A failure of PostgreSQL completes the future with
+     * Runs {@code read} on a reader thread; once more on a new connection when the first one was
+     * broken (SQL state class 08). A failure of PostgreSQL completes the future with
      * STORE_UNAVAILABLE saying {@code what} and an error id; its text is only logged
      * ({@link Failure#storeUnavailable}).
      *
@@ -63,12 +85,22 @@ public final class ReadPool implements AutoCloseable {
         CompletableFuture<T> f = new CompletableFuture<>();
         try {
             executor.execute(() -> {
-                try (Connection c = dataSource.getConnection()) {
-                    T v = read.apply(c);
-                    c.commit();
-                    f.complete(v);
+                try {
+                    f.complete(readOnce(read));
                 } catch (SQLException e) {
-                    f.completeExceptionally(Failure.storeUnavailable(what, e, retryAfter));
+                    if (!askAgainWhenBroken || !brokenConnection(e)) {
+                        f.completeExceptionally(Failure.storeUnavailable(what, e, retryAfter));
+                        return;
+                    }
+                    // A pooled connection the database ended (a restart, a failover): a read
+                    // changes nothing, so it is asked once more on a new one.
+                    try {
+                        f.complete(readOnce(read));
+                    } catch (SQLException again) {
+                        f.completeExceptionally(Failure.storeUnavailable(what, again, retryAfter));
+                    } catch (RuntimeException again) {
+                        f.completeExceptionally(again);
+                    }
                 } catch (RuntimeException e) {
                     f.completeExceptionally(e);
                 }

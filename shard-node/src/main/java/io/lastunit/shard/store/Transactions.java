@@ -33,6 +33,7 @@ public final class Transactions {
             try {
                 T result = work.run(c);
                 c.commit();
+                CommitWarnings.requireReplicated(c);
                 return result;
             } catch (SQLException | RuntimeException e) {
                 rollbackQuietly(c);

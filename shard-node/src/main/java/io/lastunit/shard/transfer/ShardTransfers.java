@@ -11,6 +11,7 @@ import io.lastunit.shard.escrow.CachedRows;
 import io.lastunit.shard.escrow.ItemLedger;
 import io.lastunit.shard.escrow.ItemLedgers;
 import io.lastunit.shard.fence.Fence;
+import io.lastunit.shard.store.CommitWarnings;
 import io.lastunit.shard.store.ItemStore;
 import io.lastunit.shard.store.LaneStore;
 import io.lastunit.shard.store.Transactions;
@@ -83,6 +84,7 @@ public final class ShardTransfers {
         long take = Math.min(available, r.getMaxQuantity());
         if (take < Math.max(1, r.getMinQuantity())) {
             c.commit(); // the collapse mark, if asked for, stands on its own
+            CommitWarnings.requireReplicated(c);
             if (r.getCollapse()) {
                 ledger.markRegionCollapsed();
             }
@@ -92,6 +94,7 @@ public final class ShardTransfers {
         Transfer recorded = transfers.recordOut(c, r.getTransferId(), r.getTenantId(), r.getItemId(),
                 r.getPeerShardId(), take, r.getCollapse());
         c.commit();
+        CommitWarnings.requireReplicated(c);
         if (r.getCollapse()) {
             ledger.markRegionCollapsed();
         }
@@ -166,6 +169,7 @@ public final class ShardTransfers {
             ledger.raise(0, row.available());
         }
         c.commit();
+        CommitWarnings.requireReplicated(c);
         if (recorded == null || !recorded.getTenantId().equals(r.getTenantId())
                 || !recorded.getItemId().equals(r.getItemId()) || recorded.getQuantity() != r.getQuantity()
                 || !recorded.getPeerShardId().equals(r.getPeerShardId())) {

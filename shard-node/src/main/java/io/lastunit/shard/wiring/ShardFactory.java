@@ -41,7 +41,7 @@ public class ShardFactory {
             db = EmbeddedDatabase.start(EmbeddedDatabase.Durability.FSYNC, line -> log.warn("{}", line));
             EmbeddedDatabase.Target t = db.createDatabase("lastunit_" + config.shardId().replaceAll("[^A-Za-z0-9]", "_"));
             ShardConfig embedded = config.withJdbc(new ShardConfig.Jdbc(t.url(), t.user(), t.password(),
-                    config.jdbc().poolSize()));
+                    config.jdbc().poolSize(), config.jdbc().timeouts()));
             return new ShardNode(embedded, InstantSource.system(), db);
         } catch (IOException e) {
             throw new UncheckedIOException("could not start the embedded PostgreSQL: " + e.getMessage(), e);

@@ -28,6 +28,12 @@ public class ShardProperties {
     private String jdbcUser = "lastunit";
     private String jdbcPassword = "lastunit";
     private int poolSize = 0;
+    private static final ShardConfig.DbTimeouts TIMEOUTS = ShardConfig.DbTimeouts.DEFAULTS;
+    private long jdbcConnectTimeoutMs = TIMEOUTS.connect().toMillis();
+    private long jdbcSocketTimeoutMs = TIMEOUTS.socket().toMillis();
+    private long jdbcLockTimeoutMs = TIMEOUTS.lock().toMillis();
+    private long jdbcIdleInTransactionTimeoutMs = TIMEOUTS.idleInTransaction().toMillis();
+    private long jdbcReadStatementTimeoutMs = TIMEOUTS.readStatement().toMillis();
 
     private int lanes = LANES.laneCount();
     private int queueCapacity = LANES.queueCapacity();
@@ -87,7 +93,10 @@ public class ShardProperties {
                 bucketCountMax, new LinkedHashSet<>(regions));
         LaneConfig laneConfig = new LaneConfig(lanes, queueCapacity, batchMax, batchIntervalMicros, paceBelow, redoMax,
                 keyIndexMax, sweepBatchMax, retryAfterMs, collapseBelow, unitsPerBucket, defaultBucketsMax);
-        return new ShardConfig(id, host, port, new ShardConfig.Jdbc(jdbcUrl, jdbcUser, jdbcPassword, poolSize),
+        return new ShardConfig(id, host, port, new ShardConfig.Jdbc(jdbcUrl, jdbcUser, jdbcPassword, poolSize,
+                new ShardConfig.DbTimeouts(Duration.ofMillis(jdbcConnectTimeoutMs), Duration.ofMillis(jdbcSocketTimeoutMs),
+                        Duration.ofMillis(jdbcLockTimeoutMs), Duration.ofMillis(jdbcIdleInTransactionTimeoutMs),
+                        Duration.ofMillis(jdbcReadStatementTimeoutMs))),
                 limits, laneConfig, Duration.ofMillis(sweepIntervalMs), sweepBucketsPerTickMax, readThreads,
                 readQueueCapacity, new ShardConfig.Topology(zookeeper, namespace, advertisedAddress,
                 Duration.ofMillis(topologyStaleMaxMs), regions.isEmpty() ? "" : regions.get(0)),
@@ -123,6 +132,16 @@ public class ShardProperties {
     public void setJdbcUser(String jdbcUser) { this.jdbcUser = jdbcUser; }
     public String getJdbcPassword() { return jdbcPassword; }
     public void setJdbcPassword(String jdbcPassword) { this.jdbcPassword = jdbcPassword; }
+    public long getJdbcConnectTimeoutMs() { return jdbcConnectTimeoutMs; }
+    public void setJdbcConnectTimeoutMs(long v) { this.jdbcConnectTimeoutMs = v; }
+    public long getJdbcSocketTimeoutMs() { return jdbcSocketTimeoutMs; }
+    public void setJdbcSocketTimeoutMs(long v) { this.jdbcSocketTimeoutMs = v; }
+    public long getJdbcLockTimeoutMs() { return jdbcLockTimeoutMs; }
+    public void setJdbcLockTimeoutMs(long v) { this.jdbcLockTimeoutMs = v; }
+    public long getJdbcIdleInTransactionTimeoutMs() { return jdbcIdleInTransactionTimeoutMs; }
+    public void setJdbcIdleInTransactionTimeoutMs(long v) { this.jdbcIdleInTransactionTimeoutMs = v; }
+    public long getJdbcReadStatementTimeoutMs() { return jdbcReadStatementTimeoutMs; }
+    public void setJdbcReadStatementTimeoutMs(long v) { this.jdbcReadStatementTimeoutMs = v; }
     public int getPoolSize() { return poolSize; }
     public void setPoolSize(int poolSize) { this.poolSize = poolSize; }
     public int getLanes() { return lanes; }
