@@ -22,6 +22,7 @@ import io.lastunit.shard.store.KeyRef;
 import io.lastunit.shard.store.LaneStore;
 import java.sql.SQLException;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
@@ -288,6 +289,7 @@ final class Batch {
     void publish() {
         published = true;
         BatchWriter.Written w = writer.written();
+        measureClock(w);
         for (LaneStore.BucketRow r : w.buckets()) {
             rooms.cache().committed(r);
             ItemLedger ledger = ledger(new BucketKey(r.tenantId(), r.itemId(), r.bucketNo()));
@@ -303,6 +305,23 @@ final class Batch {
             }
         });
         answerAll();
+    }
+
+    /**
+     * New holds carry the transaction's {@code now()}: the lane's estimate of the database clock
+     * is measured again at every batch that placed one, not only at bucket loads, so a local
+     * clock that jumps (skew, a suspended VM) misleads the lane for one batch at most.
+     */
+    private void measureClock(BatchWriter.Written w) {
+        Instant newest = null;
+        for (HoldRow r : w.placed()) {
+            if (r != null && (newest == null || r.createdAt().isAfter(newest))) {
+                newest = r.createdAt();
+            }
+        }
+        if (newest != null) {
+            rooms.clock().measured(Facts.micros(newest));
+        }
     }
 
     /** The keys placed join their bucket's key set; swept and new holds move the bucket's earliest expiry. */

@@ -233,6 +233,11 @@ public final class DatabaseOwner implements AutoCloseable {
             if (tryLock(c)) {
                 return State.OWNED;
             }
+            // Our own earlier session may still be alive on the server (a blackholed or cut
+            // connection the server has not noticed yet): it is ours, so end it and ask again.
+            if (endOwnOlderSessions(c) > 0 && tryLock(c)) {
+                return State.OWNED;
+            }
             String holder = holder(c);
             log.error("shard database ownership lost: another session holds it ({}); this node writes no more",
                     holder);
@@ -242,6 +247,27 @@ public final class DatabaseOwner implements AutoCloseable {
                     e.getMessage());
             return State.REGAINING;
         }
+    }
+
+    /**
+     * Ends this owner's earlier sessions (same application name, not this one) and waits, bounded,
+     * until they are gone; how many there were.
+     */
+    private int endOwnOlderSessions(Connection c) throws SQLException {
+        int ended;
+        try (PreparedStatement ps = c.prepareStatement("SELECT count(*) FILTER (WHERE pg_terminate_backend(pid, 5000))"
+                + " FROM pg_stat_activity WHERE application_name = ? AND pid <> pg_backend_pid()")) {
+            ps.setString(1, applicationName);
+            try (ResultSet rs = ps.executeQuery()) {
+                rs.next();
+                ended = rs.getInt(1);
+            }
+        }
+        if (ended > 0) {
+            log.warn("shard database ownership: ended {} earlier session(s) of this node that still held the lock",
+                    ended);
+        }
+        return ended;
     }
 
     /** Gives the ownership up (closing the session ends the lock). Idempotent. */
