@@ -56,10 +56,21 @@ public record ShardConfig(
      * @param standaloneRegion   the region a standalone node serves (with a topology, the
      *                           region of this shard in its cell wins); empty = the first
      *                           configured region
+     * @param sessionTimeout     the ZooKeeper session: how long a node may be unreachable (paused,
+     *                           cut off) before its live registration goes and another start of the
+     *                           shard may take its database over
      */
     public record Topology(String zookeeper, String namespace, String advertisedAddress, Duration staleMax,
-                           String standaloneRegion) {
+                           String standaloneRegion, Duration sessionTimeout) {
+        /** The ZooKeeper session timeout unless one is given. */
+        public static final Duration SESSION_TIMEOUT_DEFAULT = Duration.ofSeconds(15);
         public static final Topology STANDALONE = new Topology("", "/lastunit", "", Duration.ofSeconds(10), "");
+
+        /** With the default session timeout. */
+        public Topology(String zookeeper, String namespace, String advertisedAddress, Duration staleMax,
+                        String standaloneRegion) {
+            this(zookeeper, namespace, advertisedAddress, staleMax, standaloneRegion, SESSION_TIMEOUT_DEFAULT);
+        }
 
         public boolean enabled() {
             return !zookeeper.isBlank();
@@ -183,6 +194,10 @@ public record ShardConfig(
         }
         if (topology.enabled() && (topology.namespace() == null || !topology.namespace().startsWith("/"))) {
             problems.add("namespace must be an absolute znode path, got " + topology.namespace());
+        }
+        if (topology.sessionTimeout() == null || topology.sessionTimeout().toMillis() < 100
+                || topology.sessionTimeout().compareTo(Duration.ofMinutes(5)) > 0) {
+            problems.add("zookeeper session timeout must be within [100 ms, 5 min], got " + topology.sessionTimeout());
         }
         if (topology.enabled() && (topology.staleMax() == null || topology.staleMax().isNegative()
                 || topology.staleMax().isZero())) {

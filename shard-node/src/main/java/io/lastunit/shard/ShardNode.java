@@ -106,10 +106,17 @@ public final class ShardNode implements AutoCloseable {
 
     private void startAll() throws IOException {
         // First and released last: one node per shard database (a second one waits, then refuses).
+        DatabaseOwner.TakeOver takeOver = DatabaseOwner.TakeOver.NEVER;
+        if (config.topology().enabled()) {
+            curator = Curators.newClient(config.topology().zookeeper(), config.topology().sessionTimeout());
+            lifecycle.onClose("ZooKeeper client", curator::close);
+            curator.start();
+            takeOver = this::sessionsOfAGoneNode;
+        }
         DatabaseOwner owner;
         try {
             owner = DatabaseOwner.acquire(config.jdbc().url(), config.jdbc().user(), config.jdbc().password(),
-                    "lastunit-shard-" + config.shardId() + "-owner-" + instance, OWNER_WAIT);
+                    ownerPrefix() + instance, OWNER_WAIT, takeOver);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new IOException("interrupted while taking the shard database's ownership", e);
@@ -118,7 +125,8 @@ public final class ShardNode implements AutoCloseable {
         owner.watch(OWNER_CHECK_INTERVAL, state -> {
             if (state == DatabaseOwner.State.LOST) {
                 log.error("shard {}: another node owns the shard database now; this node's connections are"
-                        + " refused from now on (stop it)", config.shardId());
+                        + " refused from now on, and it leaves the live shards (stop it)", config.shardId());
+                leaveLiveShards();
             } else {
                 log.warn("shard {}: database ownership {}", config.shardId(), state);
             }
@@ -141,9 +149,6 @@ public final class ShardNode implements AutoCloseable {
         RequestValidator validator = new RequestValidator(config.limits());
         PlacementGuard placement = PlacementGuard.STANDALONE;
         if (config.topology().enabled()) {
-            curator = Curators.newClient(config.topology().zookeeper(), Duration.ofSeconds(15));
-            lifecycle.onClose("ZooKeeper client", curator::close);
-            curator.start();
             topology = new TopologyCache(curator, config.topology().namespace(), config.topology().staleMax(),
                     InstantSource.system());
             lifecycle.onClose("topology cache", topology::close);
@@ -249,6 +254,51 @@ public final class ShardNode implements AutoCloseable {
     /** The node's ZooKeeper client, or null when standalone. */
     public synchronized CuratorFramework curator() {
         return curator;
+    }
+
+    /** How this shard's ownership sessions are named, before the start's own 8 hex digits. */
+    private String ownerPrefix() {
+        return "lastunit-shard-" + config.shardId() + "-owner-";
+    }
+
+    /**
+     * The take-over rule: the database's owner is another start of this shard whose node is not
+     * live in ZooKeeper (its ephemeral {@code live/{shard}} is gone: the node was killed, paused
+     * or cut off for longer than its session). Then its ownership session and its pools' sessions
+     * are ended; if it comes back, its connections fail the fence. Anything else: wait, then refuse.
+     */
+    private java.util.List<String> sessionsOfAGoneNode(String holder) {
+        if (!holder.startsWith(ownerPrefix())) {
+            return java.util.List.of();
+        }
+        try {
+            if (!curator.blockUntilConnected((int) OWNER_WAIT.toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS)) {
+                return java.util.List.of();
+            }
+            String live = ShardRegistration.pathOf(config.topology().namespace(), config.shardId());
+            if (curator.checkExists().forPath(live) != null) {
+                return java.util.List.of();
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return java.util.List.of();
+        } catch (Exception e) {
+            log.warn("shard {}: cannot tell from ZooKeeper whether the database's owner {} is gone: {}",
+                    config.shardId(), holder, e.toString());
+            return java.util.List.of();
+        }
+        return java.util.List.of(holder, "lastunit-shard-" + config.shardId());
+    }
+
+    /** After the ownership was lost: no router is sent here any more. */
+    private void leaveLiveShards() {
+        ShardRegistration r;
+        synchronized (this) {
+            r = registration;
+        }
+        if (r != null) {
+            r.close();
+        }
     }
 
     /** The node's ownership of its database (null before the start). */

@@ -5,27 +5,17 @@ import static org.assertj.core.api.Assertions.assertThat;
 import com.google.common.util.concurrent.FutureCallback;
 import com.google.common.util.concurrent.Futures;
 import com.google.common.util.concurrent.MoreExecutors;
-import io.grpc.ManagedChannel;
-import io.grpc.health.v1.HealthCheckRequest;
-import io.grpc.health.v1.HealthCheckResponse;
-import io.grpc.health.v1.HealthGrpc;
-import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
 import io.lastunit.api.inventory.v1.CreateItemRequest;
 import io.lastunit.api.inventory.v1.GetHoldRequest;
 import io.lastunit.api.inventory.v1.GetStockRequest;
 import io.lastunit.api.inventory.v1.Hold;
 import io.lastunit.api.inventory.v1.HoldState;
-import io.lastunit.api.inventory.v1.InventoryServiceGrpc;
 import io.lastunit.api.inventory.v1.ReserveOutcome;
 import io.lastunit.api.inventory.v1.ReserveRequest;
 import io.lastunit.api.inventory.v1.ReserveResponse;
 import io.lastunit.api.inventory.v1.Stock;
 import io.lastunit.testkit.PostgresFixture;
 import io.lastunit.testkit.TestTimeouts;
-import java.io.File;
-import java.net.ServerSocket;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -50,21 +40,19 @@ class ShardNodeCrashFaultIT {
 
     @Test
     void everyAcknowledgedHold_survivesKillMinus9_ofTheShardNode() throws Exception {
-        int port;
-        try (ServerSocket s = new ServerSocket(0)) {
-            port = s.getLocalPort();
-        }
-        Process node = startNodeProcess(port);
-        ManagedChannel channel = NettyChannelBuilder.forAddress("127.0.0.1", port).usePlaintext().build();
+        ShardNodeProcess node = ShardNodeProcess.start("crash-test", Map.of(
+                "lastunit.shard.id", "crash-test",
+                "lastunit.shard.jdbc-url", PG.jdbcUrl(),
+                "lastunit.shard.jdbc-user", PG.user(),
+                "lastunit.shard.jdbc-password", PG.password()));
         Map<String, Hold> acked = new ConcurrentHashMap<>();
         Map<String, ReserveRequest> unknown = new ConcurrentHashMap<>();
         int calls = 20_000;
         try {
-            awaitServing(channel, node);
-            InventoryServiceGrpc.newBlockingStub(channel).createItem(CreateItemRequest.newBuilder()
+            node.blocking().createItem(CreateItemRequest.newBuilder()
                     .setTenantId("acme").setItemId("drop").setTotal(3_000).setHomeRegion("local").build());
 
-            var stub = InventoryServiceGrpc.newFutureStub(channel);
+            var stub = node.async();
             CountDownLatch enoughAcked = new CountDownLatch(500);
             CountDownLatch allAnswered = new CountDownLatch(calls);
             for (int i = 0; i < calls; i++) {
@@ -89,13 +77,11 @@ class ShardNodeCrashFaultIT {
             }
             assertThat(enoughAcked.await(TestTimeouts.scaled(Duration.ofSeconds(60)).toMillis(), TimeUnit.MILLISECONDS))
                     .as("500 holds acknowledged before the kill").isTrue();
-            node.destroyForcibly(); // SIGKILL: no shutdown hook, no draining
-            node.waitFor(TestTimeouts.scaled(Duration.ofSeconds(30)).toMillis(), TimeUnit.MILLISECONDS);
+            node.kill(); // SIGKILL: no shutdown hook, no draining
             assertThat(allAnswered.await(TestTimeouts.scaled(Duration.ofSeconds(60)).toMillis(), TimeUnit.MILLISECONDS))
                     .as("every call answered or failed after the kill").isTrue();
         } finally {
-            node.destroyForcibly();
-            channel.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
+            node.close();
         }
         System.out.printf("ShardNodeCrashFaultIT: %d acknowledged, %d unknown at the kill%n", acked.size(), unknown.size());
         assertThat(unknown).as("the kill landed mid-sale").isNotEmpty();
@@ -124,39 +110,5 @@ class ShardNodeCrashFaultIT {
             assertThat(s.getAvailable() + s.getHeld()).isEqualTo(3_000);
             assertThat(after.checkInvariants().getDriftsList()).isEmpty();
         }
-    }
-
-    private static Process startNodeProcess(int port) throws Exception {
-        Path basedir = Path.of(System.getProperty("basedir", "."));
-        Path jar = basedir.resolve("target/lastunit-shard-node.jar");
-        assertThat(Files.exists(jar)).as(jar + " is built by `mvn package` before the integration tests").isTrue();
-        String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
-        List<String> cmd = List.of(java, "-Xmx512m",
-                "-Dlastunit.shard.id=crash-test",
-                "-Dlastunit.shard.port=" + port,
-                "-Dlastunit.shard.jdbc-url=" + PG.jdbcUrl(),
-                "-Dlastunit.shard.jdbc-user=" + PG.user(),
-                "-Dlastunit.shard.jdbc-password=" + PG.password(),
-                "-jar", jar.toString(), "serve");
-        File log = basedir.resolve("target/crash-test-node.log").toFile();
-        return new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(log).start();
-    }
-
-    private static void awaitServing(ManagedChannel channel, Process node) throws InterruptedException {
-        long deadline = System.nanoTime() + TestTimeouts.scaled(Duration.ofSeconds(60)).toNanos();
-        while (System.nanoTime() < deadline) {
-            assertThat(node.isAlive()).as("node process is running (see target/crash-test-node.log)").isTrue();
-            try {
-                HealthCheckResponse r = HealthGrpc.newBlockingStub(channel).withDeadlineAfter(1, TimeUnit.SECONDS)
-                        .check(HealthCheckRequest.getDefaultInstance());
-                if (r.getStatus() == HealthCheckResponse.ServingStatus.SERVING) {
-                    return;
-                }
-            } catch (RuntimeException notYet) {
-                // not listening yet
-            }
-            Thread.sleep(100);
-        }
-        throw new AssertionError("shard node process did not start serving in time");
     }
 }

@@ -53,6 +53,11 @@ public final class ShardRegistration implements AutoCloseable {
         this.node = new PersistentNode(client, CreateMode.EPHEMERAL, false, path, TopologyCodec.encode(live));
     }
 
+    /** The znode a node of {@code shardId} registers at, under the namespace {@code root}. */
+    public static String pathOf(String root, String shardId) {
+        return new TopologyPaths(root).live(shardId);
+    }
+
     /** Starts creating the znode in the background; see {@link #awaitRegistered}. */
     public void start() {
         if (!state.compareAndSet(State.LATENT, State.STARTED)) {

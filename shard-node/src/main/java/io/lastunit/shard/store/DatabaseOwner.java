@@ -7,6 +7,7 @@ import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.time.Duration;
+import java.util.List;
 import java.util.Objects;
 import java.util.Properties;
 
@@ -70,13 +71,33 @@ public final class DatabaseOwner implements AutoCloseable {
     }
 
     /**
-     * Takes the database's ownership, asking again every 200 ms for at most {@code waitMax}.
+     * Whether a holder may be ended so that a new node takes the database: given the holder's
+     * session name, the session names to end (the holder's own and its pools'), or none.
+     */
+    @FunctionalInterface
+    public interface TakeOver {
+        TakeOver NEVER = holder -> List.of();
+
+        List<String> sessionsToEnd(String holderApplicationName);
+    }
+
+    /** {@link #acquire(String, String, String, String, Duration, TakeOver)} that never takes over. */
+    public static DatabaseOwner acquire(String url, String user, String password, String applicationName,
+                                        Duration waitMax) throws IOException, InterruptedException {
+        return acquire(url, user, password, applicationName, waitMax, TakeOver.NEVER);
+    }
+
+    /**
+     * Takes the database's ownership, asking again every 200 ms for at most {@code waitMax}. When
+     * another session holds it and {@code takeOver} names sessions to end (its node is known to be
+     * gone: a paused or partitioned process whose ZooKeeper session expired), they are ended and
+     * the lock taken at once; their node, should it come back, fails the fence.
      *
      * @param applicationName what this node's session is called in {@code pg_stat_activity}
      * @throws IOException when another session holds it after {@code waitMax}, or the database cannot be reached
      */
     public static DatabaseOwner acquire(String url, String user, String password, String applicationName,
-                                        Duration waitMax) throws IOException, InterruptedException {
+                                        Duration waitMax, TakeOver takeOver) throws IOException, InterruptedException {
         Objects.requireNonNull(waitMax, "waitMax");
         Properties p = new Properties();
         p.setProperty("user", user);
@@ -97,6 +118,16 @@ public final class DatabaseOwner implements AutoCloseable {
             while (true) {
                 if (tryLock(c)) {
                     return new DatabaseOwner(url, p, c);
+                }
+                String holderName = holderApplicationName(c);
+                List<String> toEnd = holderName == null ? List.of() : takeOver.sessionsToEnd(holderName);
+                if (!toEnd.isEmpty()) {
+                    int ended = endSessions(c, toEnd);
+                    log.warn("took the shard database over from '{}', whose node is gone: ended {} session(s) named {}",
+                            holderName, ended, toEnd);
+                    if (tryLock(c)) {
+                        return new DatabaseOwner(url, p, c);
+                    }
                 }
                 if (System.nanoTime() - deadline >= 0) {
                     String holder = holder(c);
@@ -121,6 +152,32 @@ public final class DatabaseOwner implements AutoCloseable {
             try (ResultSet rs = ps.executeQuery()) {
                 rs.next();
                 return rs.getBoolean(1);
+            }
+        }
+    }
+
+    /** The application name of the session that holds the lock, or null (none, or not visible). */
+    private static String holderApplicationName(Connection c) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement("""
+                SELECT a.application_name
+                  FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid
+                 WHERE l.locktype = 'advisory' AND l.classid = ?::oid AND l.objid = 0 AND l.granted
+                   AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())""")) {
+            ps.setLong(1, Integer.toUnsignedLong(LOCK_CLASS));
+            try (ResultSet rs = ps.executeQuery()) {
+                return rs.next() ? rs.getString(1) : null;
+            }
+        }
+    }
+
+    /** Ends the sessions with these application names (not this one), waiting up to 5 s for each; how many. */
+    private static int endSessions(Connection c, List<String> applicationNames) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement("SELECT count(*) FILTER (WHERE pg_terminate_backend(pid, 5000))"
+                + " FROM pg_stat_activity WHERE application_name = ANY(?) AND pid <> pg_backend_pid()")) {
+            ps.setArray(1, c.createArrayOf("text", applicationNames.toArray()));
+            try (ResultSet rs = ps.executeQuery()) {
+                rs.next();
+                return rs.getInt(1);
             }
         }
     }

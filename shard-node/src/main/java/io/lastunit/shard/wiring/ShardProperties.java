@@ -49,6 +49,7 @@ public class ShardProperties {
     private String namespace = "/lastunit";
     private String advertisedAddress = "";
     private long topologyStaleMaxMs = 10_000;
+    private long zookeeperSessionTimeoutMs = ShardConfig.Topology.SESSION_TIMEOUT_DEFAULT.toMillis();
 
     private String tlsCertificate = "";
     private String tlsKey = "";
@@ -99,7 +100,8 @@ public class ShardProperties {
                         Duration.ofMillis(jdbcReadStatementTimeoutMs))),
                 limits, laneConfig, Duration.ofMillis(sweepIntervalMs), sweepBucketsPerTickMax, readThreads,
                 readQueueCapacity, new ShardConfig.Topology(zookeeper, namespace, advertisedAddress,
-                Duration.ofMillis(topologyStaleMaxMs), regions.isEmpty() ? "" : regions.get(0)),
+                Duration.ofMillis(topologyStaleMaxMs), regions.isEmpty() ? "" : regions.get(0),
+                Duration.ofMillis(zookeeperSessionTimeoutMs)),
                 new ShardConfig.Tls(tlsCertificate.isBlank() ? null : new java.io.File(tlsCertificate),
                         tlsKey.isBlank() ? null : new java.io.File(tlsKey)));
     }
@@ -114,6 +116,8 @@ public class ShardProperties {
     public void setNamespace(String namespace) { this.namespace = namespace; }
     public String getAdvertisedAddress() { return advertisedAddress; }
     public void setAdvertisedAddress(String advertisedAddress) { this.advertisedAddress = advertisedAddress; }
+    public long getZookeeperSessionTimeoutMs() { return zookeeperSessionTimeoutMs; }
+    public void setZookeeperSessionTimeoutMs(long v) { this.zookeeperSessionTimeoutMs = v; }
     public long getTopologyStaleMaxMs() { return topologyStaleMaxMs; }
     public void setTopologyStaleMaxMs(long v) { this.topologyStaleMaxMs = v; }
     public String getId() { return id; }
