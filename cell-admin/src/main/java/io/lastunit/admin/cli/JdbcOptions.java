@@ -29,6 +29,12 @@ public final class JdbcOptions {
                     + " confirmed reservations. Default: fsync on (durable). Not with --jdbc-url.")
     boolean unsafeNoFsync;
 
+    @Option(names = "--standby",
+            description = "Give the embedded PostgreSQL a streaming standby, synchronous: no commit is acknowledged"
+                    + " before the standby flushed it, and writes pause while it is away (docs/durability.md)."
+                    + " Not with --jdbc-url.")
+    boolean standby;
+
     public boolean embedded() {
         return url == null || url.isBlank();
     }
@@ -42,6 +48,10 @@ public final class JdbcOptions {
         if (unsafeNoFsync && !embedded()) {
             throw new picocli.CommandLine.ParameterException(cmd, "--unsafe-no-fsync is for the embedded PostgreSQL;"
                     + " the server at --jdbc-url keeps its own settings");
+        }
+        if (standby && !embedded()) {
+            throw new picocli.CommandLine.ParameterException(cmd, "--standby is for the embedded PostgreSQL;"
+                    + " a server at --jdbc-url has the standbys its operator gave it");
         }
         if (!embedded()) {
             try {
@@ -57,6 +67,9 @@ public final class JdbcOptions {
      * platform first) or connects to the given one; databases are named {@code prefix<shard>}.
      */
     public PlatformDatabases open(String prefix, PrintWriter out) {
+        if (standby) {
+            return PlatformDatabases.embeddedWithStandby(prefix, durability());
+        }
         return embedded() ? PlatformDatabases.embedded(prefix, durability(), line -> {
             out.println("lastunit: " + line);
             out.flush();
@@ -81,6 +94,7 @@ public final class JdbcOptions {
         if (!embedded()) {
             return "PostgreSQL at " + url;
         }
-        return unsafeNoFsync ? "an embedded PostgreSQL (fsync OFF)" : "an embedded PostgreSQL";
+        String what = standby ? "an embedded PostgreSQL with a synchronous standby" : "an embedded PostgreSQL";
+        return unsafeNoFsync ? what + " (fsync OFF)" : what;
     }
 }

@@ -3,6 +3,11 @@ package io.lastunit.admin.cli;
 import io.lastunit.admin.platform.LocalPlatform;
 import io.lastunit.shard.ShardConfig;
 import io.lastunit.shard.store.EmbeddedDatabase;
+import io.lastunit.shard.store.local.BaseBackupMethod;
+import io.lastunit.shard.store.local.PostgresBinaries;
+import io.lastunit.shard.store.local.PostgresServer;
+import io.lastunit.shard.store.local.ServerSettings;
+import io.lastunit.shard.store.local.StandbyPair;
 import java.io.IOException;
 import java.sql.Connection;
 import java.sql.DriverManager;
@@ -24,13 +29,21 @@ import java.util.function.Consumer;
  */
 public final class PlatformDatabases implements AutoCloseable {
     private final EmbeddedDatabase embedded;
+    /** With {@code --standby}: an embedded primary and its synchronous standby (then {@code embedded} is null). */
+    private final StandbyPair pair;
     private final String adminUrl;
     private final String user;
     private final String password;
     private final String prefix;
 
     private PlatformDatabases(EmbeddedDatabase embedded, String adminUrl, String user, String password, String prefix) {
+        this(embedded, null, adminUrl, user, password, prefix);
+    }
+
+    private PlatformDatabases(EmbeddedDatabase embedded, StandbyPair pair, String adminUrl, String user,
+                              String password, String prefix) {
         this.embedded = embedded;
+        this.pair = pair;
         this.adminUrl = adminUrl;
         this.user = user;
         this.password = password;
@@ -48,6 +61,21 @@ public final class PlatformDatabases implements AutoCloseable {
         } catch (IOException | RuntimeException e) {
             throw CliError.failed("could not start the embedded PostgreSQL: " + e.getMessage()
                     + " (or give a server with --jdbc-url)");
+        }
+    }
+
+    /**
+     * Starts an embedded PostgreSQL primary and a streaming standby made from it, the standby
+     * synchronous ({@code FIRST 1}): no commit is acknowledged before the standby flushed it. The
+     * shards reach the pair through a multi-host URL that finds the primary. Both are deleted on close.
+     */
+    public static PlatformDatabases embeddedWithStandby(String prefix, EmbeddedDatabase.Durability durability) {
+        try {
+            StandbyPair pair = StandbyPair.start(PostgresBinaries.find(), ServerSettings.defaults()
+                    .withFsync(durability == EmbeddedDatabase.Durability.FSYNC), BaseBackupMethod.AUTO);
+            return new PlatformDatabases(null, pair, null, null, null, prefix);
+        } catch (IOException | SQLException | RuntimeException e) {
+            throw CliError.failed("could not start the embedded PostgreSQL with its standby: " + e.getMessage());
         }
     }
 
@@ -78,6 +106,14 @@ public final class PlatformDatabases implements AutoCloseable {
     public LocalPlatform.ShardDatabases forShards() {
         return shardId -> {
             String name = JdbcUrls.databaseFor(prefix, shardId);
+            if (pair != null) {
+                try {
+                    pair.createDatabase(name);
+                } catch (IOException e) {
+                    throw new SQLException("could not create database " + name + " on the primary: " + e.getMessage(), e);
+                }
+                return new ShardConfig.Jdbc(pair.multiHostJdbcUrl(name), PostgresServer.SUPERUSER, "", 0);
+            }
             if (embedded != null) {
                 EmbeddedDatabase.Target t = embedded.createDatabase(name);
                 return new ShardConfig.Jdbc(t.url(), t.user(), t.password(), 0);
@@ -109,6 +145,11 @@ public final class PlatformDatabases implements AutoCloseable {
 
     /** For the banner: where the databases are. */
     public String describe() {
+        if (pair != null) {
+            return "embedded PostgreSQL primary on 127.0.0.1:" + pair.primary().port() + " with a synchronous standby"
+                    + " on 127.0.0.1:" + pair.standby().port() + " (user postgres; no commit acknowledged before the"
+                    + " standby flushed it; data deleted on exit)";
+        }
         if (embedded == null) {
             return adminUrl + " as " + user + " (databases " + prefix + "<shard>, kept)";
         }
@@ -119,7 +160,8 @@ public final class PlatformDatabases implements AutoCloseable {
 
     /** Whether commits are not flushed to disk (an embedded server started with --unsafe-no-fsync). */
     public boolean unsafeNoFsync() {
-        return embedded != null && embedded.durability() == EmbeddedDatabase.Durability.UNSAFE_NO_FSYNC;
+        return (embedded != null && embedded.durability() == EmbeddedDatabase.Durability.UNSAFE_NO_FSYNC)
+                || (pair != null && !pair.primary().settings().fsync());
     }
 
     /** Stops the embedded server and deletes its data directory; a given server is left as it is. */
@@ -127,6 +169,9 @@ public final class PlatformDatabases implements AutoCloseable {
     public void close() throws IOException {
         if (embedded != null) {
             embedded.close();
+        }
+        if (pair != null) {
+            pair.close();
         }
     }
 }

@@ -48,9 +48,30 @@ import java.util.function.Supplier;
 final class SaleUnderFault {
     /** What the sale came to. */
     record Result(History history, Map<String, String> acked, Map<String, String> resolved, int soldOut,
-                  long nemesisStartedAt, long nemesisStoppedAt) {
+                  long nemesisStartedAt, long nemesisStoppedAt, long historyOrigin) {
         int reserved() {
             return acked.size() + resolved.size();
+        }
+
+        /**
+         * Recovery time: from the last acknowledgement before the nemesis started to the first of a
+         * call made after it started; -1 when there is no such pair.
+         */
+        long recoveryMillis() {
+            long start = nemesisStartedAt - historyOrigin;
+            long lastBefore = -1;
+            long firstAfter = Long.MAX_VALUE;
+            for (History.Entry e : history.entries()) {
+                if (e.outcome() != History.Outcome.OK) {
+                    continue;
+                }
+                if (e.completeNanos() < start) {
+                    lastBefore = Math.max(lastBefore, e.completeNanos());
+                } else if (e.invokeNanos() > start) {
+                    firstAfter = Math.min(firstAfter, e.completeNanos());
+                }
+            }
+            return lastBefore < 0 || firstAfter == Long.MAX_VALUE ? -1 : (firstAfter - lastBefore) / 1_000_000;
         }
     }
 
@@ -74,6 +95,7 @@ final class SaleUnderFault {
     }
 
     Result run(int buyers, int clients, int startAfterOk, int healAfterDone, Nemesis nemesis) throws Exception {
+        long origin = System.nanoTime();
         History history = new History();
         Map<String, String> acked = new ConcurrentHashMap<>();
         Map<String, ReserveRequest> unknown = new ConcurrentHashMap<>();
@@ -142,7 +164,7 @@ final class SaleUnderFault {
         }
         history.assertNoPending();
         Map<String, String> resolved = resolve(unknown, soldOut);
-        return new Result(history, new HashMap<>(acked), resolved, soldOut.get(), at[0], at[1]);
+        return new Result(history, new HashMap<>(acked), resolved, soldOut.get(), at[0], at[1], origin);
     }
 
     /** Every unknown retried by its key until the answer is definite (bounded). */
@@ -171,18 +193,21 @@ final class SaleUnderFault {
         return resolved;
     }
 
-    /**
-     * The checks every fault test ends with. {@code jdbcUrl} reaches the shard's database directly
-     * (not through any proxy of the test).
-     */
-    void check(Result r, int buyers, long total, String jdbcUrl, String user, String password) throws Exception {
-        int expected = (int) Math.min(total, buyers);
-        assertThat(r.reserved()).as("RESERVED answers after resolving every unknown").isEqualTo(expected);
-        assertThat(r.soldOut()).as("SOLD_OUT answers").isEqualTo(buyers - expected);
-        Set<String> ids = new HashSet<>(r.acked().values());
-        ids.addAll(r.resolved().values());
-        assertThat(ids).as("one hold per RESERVED key").hasSize(expected);
-        // Every acknowledged hold is in the database, HELD, under the id the client was told.
+    /** The acknowledged holds the database does not have (as told), each with what it has instead. */
+    List<String> lostAcknowledged(Result r, String jdbcUrl, String user, String password) throws Exception {
+        Map<String, String> inDb = holdsInDatabase(jdbcUrl, user, password);
+        List<String> lost = new ArrayList<>();
+        r.acked().forEach((key, id) -> {
+            String uuid = HoldId.decode(id, "hold_id").uuid().toString();
+            if (!uuid.equals(inDb.get(key))) {
+                lost.add(key + " (told " + uuid + ", database has " + inDb.get(key) + ")");
+            }
+        });
+        return lost;
+    }
+
+    /** The item's holds in the database by key (each HELD, one per key). */
+    private Map<String, String> holdsInDatabase(String jdbcUrl, String user, String password) throws Exception {
         Map<String, String> inDb = new HashMap<>();
         try (Connection c = DriverManager.getConnection(jdbcUrl, user, password);
              PreparedStatement ps = c.prepareStatement("SELECT idempotency_key, hold_id::text, state FROM holds"
@@ -196,15 +221,23 @@ final class SaleUnderFault {
                 }
             }
         }
-        List<String> lost = new ArrayList<>();
-        r.acked().forEach((key, id) -> {
-            String uuid = HoldId.decode(id, "hold_id").uuid().toString();
-            if (!uuid.equals(inDb.get(key))) {
-                lost.add(key + " (told " + uuid + ", database has " + inDb.get(key) + ")");
-            }
-        });
+        return inDb;
+    }
+
+    /**
+     * The checks every fault test ends with. {@code jdbcUrl} reaches the shard's database directly
+     * (not through any proxy of the test).
+     */
+    void check(Result r, int buyers, long total, String jdbcUrl, String user, String password) throws Exception {
+        int expected = (int) Math.min(total, buyers);
+        assertThat(r.reserved()).as("RESERVED answers after resolving every unknown").isEqualTo(expected);
+        assertThat(r.soldOut()).as("SOLD_OUT answers").isEqualTo(buyers - expected);
+        Set<String> ids = new HashSet<>(r.acked().values());
+        ids.addAll(r.resolved().values());
+        assertThat(ids).as("one hold per RESERVED key").hasSize(expected);
+        List<String> lost = lostAcknowledged(r, jdbcUrl, user, password);
         assertThat(lost).as("acknowledged holds missing from the database").isEmpty();
-        assertThat(inDb).as("holds in the database").hasSize(expected);
+        assertThat(holdsInDatabase(jdbcUrl, user, password)).as("holds in the database").hasSize(expected);
         Stock s = stub.get().getStock(GetStockRequest.newBuilder().setTenantId(tenant).setItemId(item).build())
                 .getStock();
         assertThat(s.getTotal()).isEqualTo(total);

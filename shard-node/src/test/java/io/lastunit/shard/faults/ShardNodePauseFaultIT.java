@@ -69,7 +69,9 @@ class ShardNodePauseFaultIT {
                     "lastunit.shard.jdbc-user", PG.user(),
                     "lastunit.shard.jdbc-password", PG.password(),
                     "lastunit.shard.zookeeper", zk.getConnectString(),
-                    "lastunit.shard.zookeeper-session-timeout-ms", "2000");
+                    "lastunit.shard.zookeeper-session-timeout-ms", "2000",
+                    // A fenced node's calls wait this long for a connection that never comes.
+                    "lastunit.shard.jdbc-connect-timeout-ms", "1000");
             String live = ShardRegistration.pathOf(TopologyStore.ROOT_DEFAULT, "s1");
             try (ShardNodeProcess first = ShardNodeProcess.start("paused", settings)) {
                 first.blocking().createItem(CreateItemRequest.newBuilder().setTenantId("acme").setItemId("hot")
@@ -101,7 +103,7 @@ class ShardNodePauseFaultIT {
 
                     // The first node runs again: whatever it is asked, it writes nothing.
                     assertThat(ProcessPause.isPaused(first.pid())).isFalse();
-                    for (int i = 0; i < 20; i++) {
+                    for (int i = 0; i < 5; i++) {
                         ReserveRequest late = ReserveRequest.newBuilder().setTenantId("acme").setItemId("hot")
                                 .setQuantity(1).setIdempotencyKey("after-resume-" + i).setBuyerId("late-" + i)
                                 .setRegion("local").build();

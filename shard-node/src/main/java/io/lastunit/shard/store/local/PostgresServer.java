@@ -453,7 +453,7 @@ public final class PostgresServer implements AutoCloseable {
         return directory.path().resolve(COMMAND_LOG);
     }
 
-    ServerSettings settings() {
+    public ServerSettings settings() {
         return settings;
     }
 
