@@ -49,7 +49,7 @@ public record RetentionConfig(
 
     public static RetentionConfig defaults() {
         return new RetentionConfig(true, Duration.ofMinutes(1), Duration.ofDays(7), Duration.ofDays(7), 1_000, 100,
-                Duration.ofMillis(20));
+                Duration.ofMillis(100));
     }
 
     public RetentionConfig {

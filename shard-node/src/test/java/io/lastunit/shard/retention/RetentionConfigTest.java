@@ -23,7 +23,7 @@ class RetentionConfigTest {
         assertThat(d.transfersAfter()).isEqualTo(Duration.ofDays(7));
         assertThat(d.batchMax()).isEqualTo(1_000);
         assertThat(d.batchesPerRunMax()).isEqualTo(100);
-        assertThat(d.batchPause()).isEqualTo(Duration.ofMillis(20));
+        assertThat(d.batchPause()).isEqualTo(Duration.ofMillis(100));
     }
 
     @Test
