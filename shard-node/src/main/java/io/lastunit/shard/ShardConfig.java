@@ -2,6 +2,7 @@ package io.lastunit.shard;
 
 import io.lastunit.common.Limits;
 import io.lastunit.shard.lane.LaneConfig;
+import io.lastunit.shard.retention.RetentionConfig;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -18,6 +19,9 @@ import java.util.List;
  * @param sweepBucketsPerTickMax  buckets the sweeper hands to lanes per pass
  * @param readThreads             threads serving committed reads
  * @param readQueueCapacity       reads waiting; a full queue answers RESOURCE_EXHAUSTED
+ * @param retention               what finished rows are deleted, and how fast (its own bounds are
+ *                                checked by {@link RetentionConfig}; the idempotency window must also
+ *                                outlast every hold, see below)
  */
 public record ShardConfig(
         String shardId,
@@ -31,7 +35,8 @@ public record ShardConfig(
         int readThreads,
         int readQueueCapacity,
         Topology topology,
-        Tls tls) {
+        Tls tls,
+        RetentionConfig retention) {
 
     /**
      * TLS for the node's gRPC listener. Both null: plaintext (a node inside a private network
@@ -203,6 +208,16 @@ public record ShardConfig(
                 || topology.staleMax().isZero())) {
             problems.add("topology staleMax must be positive");
         }
+        if (retention == null) {
+            problems.add("retention is required");
+        } else if (limits != null && retention.holdsAfter().toMillis() < 2 * limits.holdTtlMaxMs()) {
+            // A key record (CLAIMED at home, FORWARDED) ends when it is written, while the hold its key
+            // stands for in another region may stay HELD for its TTL and one Extend, each at most
+            // hold-ttl-max-ms: deleted before that, the key could place a second hold meanwhile.
+            problems.add("retention holdsAfter=" + retention.holdsAfter().toMillis() + " ms is below twice"
+                    + " holdTtlMaxMs=" + limits.holdTtlMaxMs() + " ms: a key must outlive the longest hold"
+                    + " (its TTL and one Extend)");
+        }
         if (!problems.isEmpty()) {
             throw new IllegalArgumentException("invalid shard config: " + String.join("; ", problems));
         }
@@ -219,6 +234,6 @@ public record ShardConfig(
 
     public ShardConfig withJdbc(Jdbc other) {
         return new ShardConfig(shardId, host, port, other, limits, lanes, sweepInterval, sweepBucketsPerTickMax,
-                readThreads, readQueueCapacity, topology, tls);
+                readThreads, readQueueCapacity, topology, tls, retention);
     }
 }

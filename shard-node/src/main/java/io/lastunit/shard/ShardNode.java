@@ -11,6 +11,8 @@ import io.lastunit.common.lifecycle.NodeLifecycle;
 import io.lastunit.common.lifecycle.NodeServer;
 import io.lastunit.shard.expiry.ExpirySweeper;
 import io.lastunit.api.topology.v1.LiveShard;
+import io.lastunit.api.topology.v1.TenantState;
+import io.lastunit.common.topology.Topology;
 import io.lastunit.common.topology.Curators;
 import io.lastunit.common.topology.ShardRegistration;
 import io.lastunit.common.topology.TopologyCache;
@@ -19,7 +21,9 @@ import io.lastunit.shard.grpc.PlacementGuard;
 import org.apache.curator.framework.CuratorFramework;
 import io.lastunit.shard.grpc.ShardGrpcService;
 import io.lastunit.shard.lane.LaneEngine;
+import io.lastunit.shard.move.MoveActivity;
 import io.lastunit.shard.move.TenantMoves;
+import io.lastunit.shard.retention.Retention;
 import io.lastunit.shard.store.EmbeddedDatabase;
 import io.lastunit.shard.store.DatabaseOwner;
 import io.lastunit.shard.store.InvariantChecker;
@@ -35,7 +39,7 @@ import org.slf4j.LoggerFactory;
 
 /**
  * One running shard node: its connection pool and schema, the lane engine, the read pool, the
- * expiry sweeper, with {@code zookeeper} set the ZooKeeper client and the topology, the gRPC
+ * expiry sweeper, with {@code zookeeper} set the ZooKeeper client and the topology, retention, the gRPC
  * server (InventoryService, ShardService, health, server reflection v1 and v1alpha; none
  * authenticates) and the live registration, started in that order and stopped in reverse
  * ({@link NodeLifecycle}): the live registration goes first, then the server stops taking calls,
@@ -77,6 +81,9 @@ public final class ShardNode implements AutoCloseable {
     /** Read by the lanes (a MOVED answer's epoch) from their threads; set once in start. */
     private volatile TopologyCache topology;
     private ShardRegistration registration;
+    /** The tenants this node served a move's call for lately: retention leaves them alone. */
+    private final MoveActivity moveActivity = new MoveActivity(System::nanoTime);
+    private Retention retention;
 
     /**
      * @param embedded an embedded database this node owns and closes, or null
@@ -155,6 +162,13 @@ public final class ShardNode implements AutoCloseable {
             topology.start(Duration.ofSeconds(30));
             placement = new PlacementGuard(topology, config.shardId());
         }
+        if (config.retention().enabled()) {
+            // After the topology, which tells it the tenants a move names; its batches take a pooled
+            // connection each, for milliseconds (the pool's spare).
+            retention = new Retention(dataSource, config.retention(), this::moving);
+            lifecycle.onClose("retention", retention::close);
+            retention.start();
+        }
         HealthStatusManager health = new HealthStatusManager();
         // Handlers never block (they validate and enqueue), so they run on the transport threads.
         NettyServerBuilder builder = NodeServer.builder(config.host(), config.port(), health, 1 << 20);
@@ -175,7 +189,7 @@ public final class ShardNode implements AutoCloseable {
         NodeLifecycle.Closer completionPool = lifecycle.onClose("transfer completions", completions::close);
         NodeLifecycle.Closer movePool = lifecycle.onClose("move calls", moveCalls::close);
         TenantMoves moves = new TenantMoves(moveCalls, engine, config.shardId(),
-                Duration.ofMillis(config.lanes().retryAfterMs()));
+                Duration.ofMillis(config.lanes().retryAfterMs()), moveActivity);
         shardService = new ShardGrpcService(validator, checker, reads, completions, config.shardId(), engine,
                 placement, () -> guard.regionOr("", standaloneRegion()), moves);
         Server built = builder.addService(inventory).addService(shardService).build();
@@ -222,6 +236,23 @@ public final class ShardNode implements AutoCloseable {
         } catch (IllegalStateException notServing) {
             return -1;
         }
+    }
+
+    /**
+     * Whether a tenant move names the tenant, for retention: this node served a move's call for it
+     * lately, or its placement names a move or is MOVING. Throws when the topology is too stale to
+     * tell (retention then deletes nothing).
+     */
+    private boolean moving(String tenant) {
+        if (moveActivity.recent(tenant)) {
+            return true;
+        }
+        TopologyCache t = topology;
+        if (t == null) {
+            return false;
+        }
+        Topology now = t.current();
+        return !now.moveOf(tenant).isEmpty() || now.stateOf(tenant) == TenantState.MOVING;
     }
 
     public synchronized int port() {
@@ -317,6 +348,11 @@ public final class ShardNode implements AutoCloseable {
 
     public synchronized ExpirySweeper sweeper() {
         return sweeper;
+    }
+
+    /** The node's retention, or null when {@code retention-enabled} is false. */
+    public synchronized Retention retention() {
+        return retention;
     }
 
     /** Stops every part in the reverse order of the start (see the class comment). Idempotent. */

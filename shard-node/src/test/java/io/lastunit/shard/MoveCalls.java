@@ -54,6 +54,9 @@ final class MoveCalls {
         TABLES.put("buyer_usage", "item_id, buyer_id");
         TABLES.put("transfers", "transfer_id, direction");
         TABLES.put("restocks", "item_id, restock_id");
+        TABLES.put("retired_hold_totals", "item_id, bucket_no");
+        TABLES.put("retired_usage_totals", "item_id, buyer_id");
+        TABLES.put("retired_transfer_totals", "item_id");
     }
 
     /** What one export sent: its chunks, and the last one's snapshot, cut and counts. */
@@ -73,7 +76,7 @@ final class MoveCalls {
 
         long rowCount() {
             return counts.getItems() + counts.getBuckets() + counts.getHolds() + counts.getUsage()
-                    + counts.getTransfers() + counts.getRestocks();
+                    + counts.getTransfers() + counts.getRestocks() + counts.getRetired();
         }
     }
 
@@ -135,7 +138,8 @@ final class MoveCalls {
                     .setMoverToken(token).addAllTables(c.getTablesList()).build()).getCounts();
             sum.setItems(sum.getItems() + n.getItems()).setBuckets(sum.getBuckets() + n.getBuckets())
                     .setHolds(sum.getHolds() + n.getHolds()).setUsage(sum.getUsage() + n.getUsage())
-                    .setTransfers(sum.getTransfers() + n.getTransfers()).setRestocks(sum.getRestocks() + n.getRestocks());
+                    .setTransfers(sum.getTransfers() + n.getTransfers()).setRestocks(sum.getRestocks() + n.getRestocks())
+                    .setRetired(sum.getRetired() + n.getRetired());
         }
         return sum.build();
     }

@@ -30,6 +30,7 @@ class ShardNodeMainTest {
                 .containsPattern("embedded +LASTUNIT_SHARD_EMBEDDED")
                 .containsPattern("zookeeper +LASTUNIT_SHARD_ZOOKEEPER")
                 .containsPattern("batch-interval-micros +LASTUNIT_SHARD_BATCH_INTERVAL_MICROS")
+                .containsPattern("retention-holds-after-ms +LASTUNIT_SHARD_RETENTION_HOLDS_AFTER_MS")
                 .contains("docs/operations.md#configuration");
     }
 

@@ -4,6 +4,7 @@ import io.lastunit.api.shard.v1.TenantChunk;
 import io.lastunit.api.shard.v1.TenantRow;
 import io.lastunit.api.shard.v1.TenantRows;
 import io.lastunit.api.topology.v1.MoveCounts;
+import io.lastunit.shard.store.ItemStore;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -12,9 +13,11 @@ import java.sql.SQLException;
 /**
  * A tenant's rows on this shard, read in one REPEATABLE READ READ ONLY snapshot and handed out in
  * chunks: every row, or (with a previous export's snapshot) only the rows written by transactions
- * that snapshot did not see. Nothing in the shard deletes a row of a served item, so those rows are
- * every insert and every update since: applied in order, the exports rebuild the tenant's rows as
- * of the last one's snapshot. The snapshot is read first ({@code pg_current_snapshot()}), so it is
+ * that snapshot did not see. Nothing in the shard deletes a row of a served item while a move names
+ * its tenant (retention leaves such a tenant alone: its batches take the tenant's lock, which this
+ * export takes for its cut, and ask {@link MoveActivity}, which the export's caller noted first), so
+ * those rows are every insert and every update since: applied in order, the exports rebuild the
+ * tenant's rows as of the last one's snapshot. The snapshot is read first ({@code pg_current_snapshot()}), so it is
  * the one every table is read in; the export takes no transaction id of its own.
  *
  * <p>Each export also returns its <b>cut</b> ({@link ChangedRows#cut}): a time by this database's
@@ -61,6 +64,7 @@ public final class TenantExport {
     }
 
     private final String shardId;
+    private final ItemStore items = new ItemStore();
 
     public TenantExport(String shardId) {
         this.shardId = shardId;
@@ -83,7 +87,9 @@ public final class TenantExport {
             throw new IllegalArgumentException("sinceCutMicros=" + sinceCutMicros + " needs a since snapshot and >= 0");
         }
         // Before the snapshot, in a transaction of its own: every writer that commits after the
-        // snapshot is running now or starts later (ChangedRows#cut).
+        // snapshot is running now or starts later (ChangedRows#cut). The tenant's lock first, so a
+        // retention batch of the tenant that began before the move was noted has committed.
+        items.lockTenant(c, tenant, false);
         long cut = ChangedRows.cut(c);
         c.commit();
         c.setTransactionIsolation(Connection.TRANSACTION_REPEATABLE_READ);
@@ -163,6 +169,9 @@ public final class TenantExport {
                 + ".xmin = ANY(?::xid[]))").param(delta.maxAge()).param(delta.runningAtP())
                 : (a, into) -> into.sql(" AND NOT pg_visible_in_snapshot(lastunit_xid8(" + a
                 + ".xmin, ?::pg_snapshot), ?::pg_snapshot)").param(snapshot).param(since);
+        if (sinceCut > 0 && t.retired()) {
+            return true; // settled: unchanged since the move began (TenantTable#retired)
+        }
         if (sinceCut > 0 && ChangedRows.indexed(t)) {
             ChangedRows.rowsOf(t, tenant, sinceCut, written, q);
         } else {

@@ -29,7 +29,9 @@ import org.slf4j.LoggerFactory;
  * fails MOVE_SUPERSEDED. Every call is idempotent; one that fails after its commit (a lane's
  * queue was full) is repeated by the mover, and the repeat drops the caches again. Bounded: at most
  * {@link #EXPORTS_MAX} exports at once, each holding the move thread and its connection while its
- * receiver takes the chunks. Thread-safe; never blocks the caller.
+ * receiver takes the chunks. Every call notes its tenant in {@link MoveActivity} before it runs, so
+ * retention leaves the tenant's rows alone while a move works on them. Thread-safe; never blocks
+ * the caller.
  */
 public final class TenantMoves {
     private static final Logger log = LoggerFactory.getLogger(TenantMoves.class);
@@ -45,8 +47,10 @@ public final class TenantMoves {
     private final TenantStates states = new TenantStates();
     private final TenantSummaries summaries = new TenantSummaries();
     private final Semaphore exports = new Semaphore(EXPORTS_MAX);
+    private final MoveActivity activity;
 
-    public TenantMoves(ReadPool reads, LaneEngine engine, String shardId, Duration retryAfter) {
+    public TenantMoves(ReadPool reads, LaneEngine engine, String shardId, Duration retryAfter, MoveActivity activity) {
+        this.activity = activity;
         this.reads = reads;
         this.engine = engine;
         this.shardId = shardId;
@@ -62,6 +66,7 @@ public final class TenantMoves {
     public CompletableFuture<TenantExport.Exported> export(String tenant, String moveId, String sinceSnapshot,
                                                            long sinceCutMicros, int chunkRows,
                                                            TenantExport.Sink sink) {
+        activity.touch(tenant);
         if (!exports.tryAcquire()) {
             return CompletableFuture.failedFuture(Failure.retryable(Reason.QUEUE_FULL, "shard " + shardId
                     + " runs " + EXPORTS_MAX + " export(s) already; export tenant " + tenant + " after the hint",
@@ -89,6 +94,7 @@ public final class TenantMoves {
      * the tenant. MOVE_SUPERSEDED when a newer mover of the move has written here.
      */
     public CompletableFuture<MoveCounts> importRows(MoveCall call, List<TenantRows> tables) {
+        activity.touch(call.tenant());
         return reads.submit("ImportTenant failed; nothing of it may have been written, import again",
                         c -> imports.importRows(c, call, shardId, tables))
                 .thenCompose(done -> {
@@ -108,6 +114,7 @@ public final class TenantMoves {
      * MOVE_SUPERSEDED (nothing changed, no cache dropped) when a newer mover of the move has written here.
      */
     public CompletableFuture<TenantStates.Changed> change(MoveCall call, TenantStates.Change change) {
+        activity.touch(call.tenant());
         long asked = System.nanoTime();
         long[] committed = {0};
         return reads.submit(change + " of the tenant's items failed; repeat it", c -> {
@@ -135,6 +142,7 @@ public final class TenantMoves {
      * them. MOVE_SUPERSEDED (nothing deleted) when a newer mover of the move has written here.
      */
     public CompletableFuture<TenantStates.Changed> drop(MoveCall call, ItemState state) {
+        activity.touch(call.tenant());
         return reads.submit("DropTenant failed; repeat it", c -> states.drop(c, call, state, shardId))
                 .thenCompose(done -> {
                     if (state == ItemState.IMPORTING) {
@@ -150,6 +158,7 @@ public final class TenantMoves {
 
     /** The tenant's items here, as one snapshot sees them. */
     public CompletableFuture<TenantSummary> summarize(String tenant, String region, SummaryPart part, long cutMicros) {
+        activity.touch(tenant);
         return reads.submit("SummarizeTenant read failed", c -> {
             long t0 = System.nanoTime();
             TenantSummary s = summaries.summarize(c, shardId, region, tenant, part, cutMicros);
@@ -161,6 +170,7 @@ public final class TenantMoves {
 
     private static String counts(MoveCounts m) {
         return "items=" + m.getItems() + ", buckets=" + m.getBuckets() + ", holds=" + m.getHolds() + ", usage="
-                + m.getUsage() + ", transfers=" + m.getTransfers() + ", restocks=" + m.getRestocks();
+                + m.getUsage() + ", transfers=" + m.getTransfers() + ", restocks=" + m.getRestocks() + ", retired="
+                + m.getRetired();
     }
 }

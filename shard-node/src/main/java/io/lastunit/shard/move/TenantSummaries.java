@@ -24,7 +24,14 @@ import java.util.TreeMap;
  * before the fence; RECENT reads everything else through indexes — every item and bucket row, live
  * holds, rows ended since the cut, restocks, the usage of the recent holds' buyers — so its time
  * follows the live and recent rows, not the tenant's history. For holds and transfers SETTLED plus
- * RECENT is ALL. Stateless; each call uses the caller's connection, which must not be inside a
+ * RECENT is ALL.
+ *
+ * <p>What retention deleted counts as the rows did, from the retired totals (schema V11): each
+ * bucket's sold units include its retired SOLD units and each item's units transferred out its
+ * retired OUT records', so the invariants are recomputed exactly; holds by state count the rows
+ * still stored. The totals do not change while a move names the tenant (retention leaves it alone),
+ * so they are settled: in SETTLED and ALL, not in RECENT. Stateless; each call uses the caller's
+ * connection, which must not be inside a
  * transaction yet, and restores it. The answer grows with the tenant's buckets here, about 200
  * bytes per item and 30 per bucket.
  */
@@ -59,6 +66,9 @@ public final class TenantSummaries {
                 usage(c, tenant, part, cutMicros, items);
             }
             transfers(c, tenant, part, cutMicros, items);
+            if (part != SummaryPart.SUMMARY_PART_RECENT) {
+                retired(c, tenant, items);
+            }
             if (!settled) {
                 restocks(c, tenant, items);
             }
@@ -210,6 +220,17 @@ public final class TenantSummaries {
         q.sql(") t GROUP BY item_id");
         each(c, q, items, (item, rs) -> item.summary.setTransferredIn(rs.getLong(2))
                 .setTransferredOut(rs.getLong(3)).setTransfersPending(rs.getLong(4)));
+    }
+
+    /** The retired totals: sold units per bucket, units transferred out per item. */
+    private static void retired(Connection c, String tenant, Map<String, Item> items) throws SQLException {
+        each(c, sql("SELECT item_id, bucket_no, sold_qty FROM retired_hold_totals WHERE tenant_id = ?", tenant), items,
+                (item, rs) -> {
+                    BucketFigures.Builder b = item.bucket(rs.getInt(2));
+                    b.setSoldUnits(b.getSoldUnits() + rs.getLong(3));
+                });
+        each(c, sql("SELECT item_id, out_qty FROM retired_transfer_totals WHERE tenant_id = ?", tenant), items,
+                (item, rs) -> item.summary.setTransferredOut(item.summary.getTransferredOut() + rs.getLong(2)));
     }
 
     private static void restocks(Connection c, String tenant, Map<String, Item> items) throws SQLException {

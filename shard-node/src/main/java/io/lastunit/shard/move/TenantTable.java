@@ -9,7 +9,8 @@ import java.util.Optional;
  * The tables a tenant move copies, in the order they are exported and imported (an item's row
  * before the rows that refer to it), each with every column and its primary key: what an import's
  * upsert names. The outbox is not among them: its events were published from the shard that wrote
- * them. {@code TenantTableIT} checks the columns against the schema, so a migration that adds a
+ * them. The retired totals are (schema V11): the units of the rows retention deleted, which the
+ * invariants still count on the target. {@code TenantTableIT} checks the columns against the schema, so a migration that adds a
  * column fails a test instead of being dropped by moves. Immutable.
  */
 public enum TenantTable {
@@ -26,7 +27,13 @@ public enum TenantTable {
     TRANSFERS("transfers", List.of("transfer_id", "direction"), List.of("transfer_id", "direction", "tenant_id",
             "item_id", "peer", "qty", "state", "collapse", "created_at", "done_at")),
     RESTOCKS("restocks", List.of("tenant_id", "item_id", "restock_id"), List.of("tenant_id", "restock_id", "item_id",
-            "qty", "applied_at"));
+            "qty", "applied_at")),
+    RETIRED_HOLD_TOTALS("retired_hold_totals", List.of("tenant_id", "item_id", "bucket_no"), List.of("tenant_id",
+            "item_id", "bucket_no", "holds", "sold_qty")),
+    RETIRED_USAGE_TOTALS("retired_usage_totals", List.of("tenant_id", "item_id", "buyer_id"), List.of("tenant_id",
+            "item_id", "buyer_id", "qty")),
+    RETIRED_TRANSFER_TOTALS("retired_transfer_totals", List.of("tenant_id", "item_id"), List.of("tenant_id", "item_id",
+            "out_records", "out_qty"));
 
     /** The table's name, as in the schema and in {@code TenantRows.table}. */
     public final String table;
@@ -67,6 +74,14 @@ public enum TenantTable {
         return !primaryKey.contains("item_id");
     }
 
+    /**
+     * The retired totals change only when retention deletes a tenant's rows, which it never does while
+     * a move names the tenant: for a move they are settled history, like the holds ended before a cut.
+     */
+    boolean retired() {
+        return this == RETIRED_HOLD_TOTALS || this == RETIRED_USAGE_TOTALS || this == RETIRED_TRANSFER_TOTALS;
+    }
+
     /** Adds {@code n} rows of this table to {@code counts}. */
     void count(MoveCounts.Builder counts, long n) {
         switch (this) {
@@ -76,6 +91,8 @@ public enum TenantTable {
             case BUYER_USAGE -> counts.setUsage(counts.getUsage() + n);
             case TRANSFERS -> counts.setTransfers(counts.getTransfers() + n);
             case RESTOCKS -> counts.setRestocks(counts.getRestocks() + n);
+            case RETIRED_HOLD_TOTALS, RETIRED_USAGE_TOTALS, RETIRED_TRANSFER_TOTALS ->
+                    counts.setRetired(counts.getRetired() + n);
         }
     }
 }

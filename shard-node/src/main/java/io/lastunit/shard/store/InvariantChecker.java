@@ -18,9 +18,13 @@ import javax.sql.DataSource;
  * <ul>
  *   <li>per bucket: counters not negative and {@code available + held + sold = allotment};</li>
  *   <li>per bucket: {@code held = Σ qty of HELD holds} and {@code sold = Σ qty of SOLD holds};</li>
- *   <li>per item: {@code total = Σ allotment} of its buckets;</li>
+ *   <li>per item: {@code total + in - out = Σ allotment} of its buckets;</li>
  *   <li>per buyer of a limited item: usage = Σ qty of the buyer's HELD and SOLD holds.</li>
  * </ul>
+ * What retention deleted still counts (schema V11): a bucket's SOLD units include
+ * {@code retired_hold_totals.sold_qty}, a buyer's units {@code retired_usage_totals.qty}, and the
+ * units transferred out {@code retired_transfer_totals.out_qty}, each read in the same snapshot as
+ * the rows, which a retention batch changes in the same statement as the totals.
  * Every drift is named with what was expected and what was found; at most
  * {@link #DRIFTS_MAX} are listed. Thread-safe; each call uses its own connection.
  */
@@ -91,10 +95,22 @@ public final class InvariantChecker {
             try (ResultSet rs = ps.executeQuery()) {
                 long holds = 0;
                 while (rs.next()) {
-                    sums.put(key(rs.getString(1), rs.getString(2), rs.getInt(3)), new long[] {rs.getLong(4), rs.getLong(5)});
+                    sums.put(key(rs.getString(1), rs.getString(2), rs.getInt(3)),
+                            new long[] {rs.getLong(4), rs.getLong(5), 0});
                     holds += rs.getLong(6);
                 }
                 report.setHoldsChecked(holds);
+            }
+        }
+        // {HELD units, SOLD units of stored holds, SOLD units of retired holds}
+        try (PreparedStatement ps = c.prepareStatement("SELECT tenant_id, item_id, bucket_no, sold_qty"
+                + " FROM retired_hold_totals" + filter("", tenant, item))) {
+            bindFilter(ps, 1, tenant, item);
+            try (ResultSet rs = ps.executeQuery()) {
+                while (rs.next()) {
+                    sums.computeIfAbsent(key(rs.getString(1), rs.getString(2), rs.getInt(3)), k -> new long[3])[2] =
+                            rs.getLong(4);
+                }
             }
         }
         return sums;
@@ -124,14 +140,15 @@ public final class InvariantChecker {
                         drift(report, DriftKind.BUCKET_SUM, t, i, b, "", allotment, available + held + sold,
                                 "available=" + available + " + held=" + held + " + sold=" + sold + " != allotment=" + allotment);
                     }
-                    long[] s = holdSums.getOrDefault(key(t, i, b), new long[2]);
+                    long[] s = holdSums.getOrDefault(key(t, i, b), new long[3]);
                     if (held != s[0]) {
                         drift(report, DriftKind.HELD_MISMATCH, t, i, b, "", s[0], held,
                                 "bucket.held=" + held + " but HELD holds sum to " + s[0]);
                     }
-                    if (sold != s[1]) {
-                        drift(report, DriftKind.SOLD_MISMATCH, t, i, b, "", s[1], sold,
-                                "bucket.sold=" + sold + " but SOLD holds sum to " + s[1]);
+                    if (sold != s[1] + s[2]) {
+                        drift(report, DriftKind.SOLD_MISMATCH, t, i, b, "", s[1] + s[2], sold,
+                                "bucket.sold=" + sold + " but SOLD holds sum to " + s[1] + " and retired SOLD holds to "
+                                        + s[2]);
                     }
                 }
                 report.setBucketsChecked(n);
@@ -142,10 +159,13 @@ public final class InvariantChecker {
     private void checkItems(Connection c, String tenant, String item, InvariantReport.Builder report)
             throws SQLException {
         // The shard's ledger of an item: its base (quota + restocks here) plus units transferred
-        // in, minus units transferred out (in any state), is what its buckets must hold.
+        // in, minus units transferred out (in any state, retired records included), is what its
+        // buckets must hold.
         try (PreparedStatement ps = c.prepareStatement("SELECT i.tenant_id, i.item_id, i.total"
                 + " + (SELECT coalesce(sum(CASE t.direction WHEN 'IN' THEN t.qty ELSE -t.qty END), 0)"
-                + "      FROM transfers t WHERE t.tenant_id = i.tenant_id AND t.item_id = i.item_id),"
+                + "      FROM transfers t WHERE t.tenant_id = i.tenant_id AND t.item_id = i.item_id)"
+                + " - (SELECT coalesce(sum(r.out_qty), 0) FROM retired_transfer_totals r"
+                + "      WHERE r.tenant_id = i.tenant_id AND r.item_id = i.item_id),"
                 + " (SELECT coalesce(sum(b.allotment), 0) FROM buckets b"
                 + "   WHERE b.tenant_id = i.tenant_id AND b.item_id = i.item_id),"
                 + " i.total FROM items i" + filter("i.", tenant, item))) {
@@ -158,7 +178,7 @@ public final class InvariantChecker {
                         long expected = rs.getLong(3);
                         long actual = rs.getLong(4);
                         drift(report, DriftKind.ITEM_TOTAL, rs.getString(1), rs.getString(2), -1, "", expected, actual,
-                                "item base " + rs.getLong(5) + " + transfers in - out = " + expected
+                                "item base " + rs.getLong(5) + " + transfers in - out (retired included) = " + expected
                                         + " but bucket allotments sum to " + actual);
                     }
                 }
@@ -175,8 +195,10 @@ public final class InvariantChecker {
                            coalesce(u.buyer_id, h.buyer_id) AS buyer_id, coalesce(u.qty, 0) AS used,
                            coalesce(h.q, 0) AS holding
                       FROM buyer_usage u
-                      FULL JOIN (SELECT tenant_id, item_id, buyer_id, sum(qty) AS q FROM holds
-                                  WHERE state IN ('HELD', 'SOLD') GROUP BY tenant_id, item_id, buyer_id) h
+                      FULL JOIN (SELECT tenant_id, item_id, buyer_id, sum(qty) AS q FROM (
+                                     SELECT tenant_id, item_id, buyer_id, qty FROM holds WHERE state IN ('HELD', 'SOLD')
+                                     UNION ALL SELECT tenant_id, item_id, buyer_id, qty FROM retired_usage_totals
+                                 ) a GROUP BY tenant_id, item_id, buyer_id) h
                         ON h.tenant_id = u.tenant_id AND h.item_id = u.item_id AND h.buyer_id = u.buyer_id
                 ) x JOIN items i ON i.tenant_id = x.tenant_id AND i.item_id = x.item_id AND i.per_buyer_limit > 0
                 """ + filter("x.", tenant, item) + " AND x.used <> x.holding")) {
@@ -185,7 +207,7 @@ public final class InvariantChecker {
                 while (rs.next()) {
                     drift(report, DriftKind.BUYER_USAGE, rs.getString(1), rs.getString(2), -1, rs.getString(3),
                             rs.getLong(5), rs.getLong(4), "buyer_usage.qty=" + rs.getLong(4)
-                                    + " but the buyer's HELD and SOLD holds sum to " + rs.getLong(5));
+                                    + " but the buyer's HELD and SOLD holds (retired included) sum to " + rs.getLong(5));
                 }
             }
         }

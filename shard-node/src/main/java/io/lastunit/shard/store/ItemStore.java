@@ -71,9 +71,10 @@ public final class ItemStore {
 
     /**
      * The class of the advisory locks that serialise, per tenant, what creates its items and what a
-     * tenant move does to their states ({@link #lockTenant}): "LUTM".
+     * tenant move does to their states ({@link #lockTenant}): "LUTM". Retention takes it shared
+     * around each batch of a tenant's deletions.
      */
-    static final int TENANT_LOCK_CLASS = 0x4C55544D;
+    public static final int TENANT_LOCK_CLASS = 0x4C55544D;
 
     /**
      * Takes the tenant's advisory lock until the transaction ends: {@code shared} for CreateItem,

@@ -218,7 +218,10 @@ public final class TransferStore {
         return new Snapshot(levels, truncated ? records.subList(0, max) : records, sinceMs, truncated);
     }
 
-    /** Committed levels of the items on this shard (counters filled in by the caller). */
+    /**
+     * Committed levels of the items on this shard (counters filled in by the caller). Units
+     * transferred out include those of the OUT records retention deleted (retired_transfer_totals).
+     */
     public List<ItemLevel.Builder> levels(Connection c, String tenant, String item) throws SQLException {
         StringBuilder sql = new StringBuilder("""
                 SELECT i.tenant_id, i.item_id, i.home_region, i.regions, i.total, i.bucket_count, i.collapsed, i.state,
@@ -228,6 +231,8 @@ public final class TransferStore {
                          WHERE t.tenant_id = i.tenant_id AND t.item_id = i.item_id AND t.direction = 'IN'),
                        (SELECT coalesce(sum(t.qty), 0) FROM transfers t
                          WHERE t.tenant_id = i.tenant_id AND t.item_id = i.item_id AND t.direction = 'OUT')
+                       + (SELECT coalesce(sum(r.out_qty), 0) FROM retired_transfer_totals r
+                           WHERE r.tenant_id = i.tenant_id AND r.item_id = i.item_id)
                   FROM items i LEFT JOIN buckets b ON b.tenant_id = i.tenant_id AND b.item_id = i.item_id""");
         if (!tenant.isEmpty()) {
             sql.append(" WHERE i.tenant_id = ?");

@@ -3,6 +3,7 @@ package io.lastunit.shard.wiring;
 import io.lastunit.common.Limits;
 import io.lastunit.shard.ShardConfig;
 import io.lastunit.shard.lane.LaneConfig;
+import io.lastunit.shard.retention.RetentionConfig;
 import io.micronaut.context.annotation.ConfigurationProperties;
 import java.time.Duration;
 import java.util.LinkedHashSet;
@@ -12,12 +13,13 @@ import java.util.List;
  * The {@code lastunit.shard.*} settings as Micronaut binds them (application.yml, system
  * properties, environment variables such as {@code LASTUNIT_SHARD_JDBC_URL}). Only a carrier:
  * {@link #toConfig()} builds the validated {@link ShardConfig}. Defaults live here and in
- * {@link Limits#defaults} / {@link LaneConfig#defaults}.
+ * {@link Limits#defaults} / {@link LaneConfig#defaults} / {@link RetentionConfig#defaults}.
  */
 @ConfigurationProperties("lastunit.shard")
 public class ShardProperties {
     private static final Limits LIMITS = Limits.defaults(java.util.Set.of("local"));
     private static final LaneConfig LANES = LaneConfig.defaults();
+    private static final RetentionConfig RETENTION = RetentionConfig.defaults();
 
     private String id = "shard-1";
     private String host = "127.0.0.1";
@@ -74,6 +76,14 @@ public class ShardProperties {
     private long unitsPerBucket = LANES.unitsPerBucket();
     private int defaultBucketsMax = LANES.defaultBucketsMax();
 
+    private boolean retentionEnabled = RETENTION.enabled();
+    private long retentionIntervalMs = RETENTION.interval().toMillis();
+    private long retentionHoldsAfterMs = RETENTION.holdsAfter().toMillis();
+    private long retentionTransfersAfterMs = RETENTION.transfersAfter().toMillis();
+    private int retentionBatchMax = RETENTION.batchMax();
+    private int retentionBatchesPerRunMax = RETENTION.batchesPerRunMax();
+    private long retentionBatchPauseMs = RETENTION.batchPause().toMillis();
+
     /**
      * The validated config. A node needs a database: a {@code jdbc-url}, or {@code embedded=true}
      * for a throwaway PostgreSQL of its own; neither, or both, is refused here.
@@ -103,7 +113,10 @@ public class ShardProperties {
                 Duration.ofMillis(topologyStaleMaxMs), regions.isEmpty() ? "" : regions.get(0),
                 Duration.ofMillis(zookeeperSessionTimeoutMs)),
                 new ShardConfig.Tls(tlsCertificate.isBlank() ? null : new java.io.File(tlsCertificate),
-                        tlsKey.isBlank() ? null : new java.io.File(tlsKey)));
+                        tlsKey.isBlank() ? null : new java.io.File(tlsKey)),
+                new RetentionConfig(retentionEnabled, Duration.ofMillis(retentionIntervalMs),
+                        Duration.ofMillis(retentionHoldsAfterMs), Duration.ofMillis(retentionTransfersAfterMs),
+                        retentionBatchMax, retentionBatchesPerRunMax, Duration.ofMillis(retentionBatchPauseMs)));
     }
 
     public String getTlsCertificate() { return tlsCertificate; }
@@ -202,4 +215,18 @@ public class ShardProperties {
     public void setUnitsPerBucket(long v) { this.unitsPerBucket = v; }
     public int getDefaultBucketsMax() { return defaultBucketsMax; }
     public void setDefaultBucketsMax(int v) { this.defaultBucketsMax = v; }
+    public boolean isRetentionEnabled() { return retentionEnabled; }
+    public void setRetentionEnabled(boolean v) { this.retentionEnabled = v; }
+    public long getRetentionIntervalMs() { return retentionIntervalMs; }
+    public void setRetentionIntervalMs(long v) { this.retentionIntervalMs = v; }
+    public long getRetentionHoldsAfterMs() { return retentionHoldsAfterMs; }
+    public void setRetentionHoldsAfterMs(long v) { this.retentionHoldsAfterMs = v; }
+    public long getRetentionTransfersAfterMs() { return retentionTransfersAfterMs; }
+    public void setRetentionTransfersAfterMs(long v) { this.retentionTransfersAfterMs = v; }
+    public int getRetentionBatchMax() { return retentionBatchMax; }
+    public void setRetentionBatchMax(int v) { this.retentionBatchMax = v; }
+    public int getRetentionBatchesPerRunMax() { return retentionBatchesPerRunMax; }
+    public void setRetentionBatchesPerRunMax(int v) { this.retentionBatchesPerRunMax = v; }
+    public long getRetentionBatchPauseMs() { return retentionBatchPauseMs; }
+    public void setRetentionBatchPauseMs(long v) { this.retentionBatchPauseMs = v; }
 }
