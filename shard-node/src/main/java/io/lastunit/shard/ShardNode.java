@@ -30,8 +30,11 @@ import io.lastunit.shard.store.InvariantChecker;
 import io.lastunit.shard.store.ReadPool;
 import io.lastunit.shard.store.ShardPools;
 import java.io.IOException;
+import java.security.SecureRandom;
 import java.time.Duration;
 import java.time.InstantSource;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
 import javax.sql.DataSource;
 import org.flywaydb.core.Flyway;
 import org.slf4j.Logger;
@@ -68,7 +71,7 @@ public final class ShardNode implements AutoCloseable {
     private ShardPools pools;
     private DatabaseOwner owner;
     /** This start of the node, in its ownership session's name: unique, so a fence can tell two starts apart. */
-    private final String instance = String.format("%08x", new java.security.SecureRandom().nextInt());
+    private final String instance = String.format("%08x", new SecureRandom().nextInt());
     private HikariDataSource dataSource;
     private LaneEngine engine;
     private ExpirySweeper sweeper;
@@ -298,27 +301,27 @@ public final class ShardNode implements AutoCloseable {
      * or cut off for longer than its session). Then its ownership session and its pools' sessions
      * are ended; if it comes back, its connections fail the fence. Anything else: wait, then refuse.
      */
-    private java.util.List<String> sessionsOfAGoneNode(String holder) {
+    private List<String> sessionsOfAGoneNode(String holder) {
         if (!holder.startsWith(ownerPrefix())) {
-            return java.util.List.of();
+            return List.of();
         }
         try {
-            if (!curator.blockUntilConnected((int) OWNER_WAIT.toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS)) {
-                return java.util.List.of();
+            if (!curator.blockUntilConnected((int) OWNER_WAIT.toMillis(), TimeUnit.MILLISECONDS)) {
+                return List.of();
             }
             String live = ShardRegistration.pathOf(config.topology().namespace(), config.shardId());
             if (curator.checkExists().forPath(live) != null) {
-                return java.util.List.of();
+                return List.of();
             }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
-            return java.util.List.of();
+            return List.of();
         } catch (Exception e) {
             log.warn("shard {}: cannot tell from ZooKeeper whether the database's owner {} is gone: {}",
                     config.shardId(), holder, e.toString());
-            return java.util.List.of();
+            return List.of();
         }
-        return java.util.List.of(holder, "lastunit-shard-" + config.shardId());
+        return List.of(holder, "lastunit-shard-" + config.shardId());
     }
 
     /** After the ownership was lost: no router is sent here any more. */

@@ -307,19 +307,11 @@ public final class DatabaseOwner implements AutoCloseable {
     }
 
     /**
-     * Ends this owner's earlier sessions (same application name, not this one) and waits, bounded,
-     * until they are gone; how many there were.
+     * Ends this owner's earlier sessions (same application name, not this one), waiting up to 5 s each,
+     * and says how many there were.
      */
     private int endOwnOlderSessions(Connection c) throws SQLException {
-        int ended;
-        try (PreparedStatement ps = c.prepareStatement("SELECT count(*) FILTER (WHERE pg_terminate_backend(pid, 5000))"
-                + " FROM pg_stat_activity WHERE application_name = ? AND pid <> pg_backend_pid()")) {
-            ps.setString(1, applicationName);
-            try (ResultSet rs = ps.executeQuery()) {
-                rs.next();
-                ended = rs.getInt(1);
-            }
-        }
+        int ended = endSessions(c, List.of(applicationName));
         if (ended > 0) {
             log.warn("shard database ownership: ended {} earlier session(s) of this node that still held the lock",
                     ended);
