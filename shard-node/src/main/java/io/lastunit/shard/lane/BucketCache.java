@@ -8,9 +8,12 @@ import io.lastunit.shard.store.ItemStore;
 import io.lastunit.shard.store.LaneStore;
 import java.sql.Connection;
 import java.sql.SQLException;
+import java.util.Collections;
 import java.util.HashMap;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
@@ -30,6 +33,18 @@ final class BucketCache implements CachedRows {
     private final ItemLedgers ledgers;
     private final DbClock clock;
     private final int keyIndexMax;
+    /**
+     * How many buckets {@link #doubt} remembers; past it the oldest is forgotten, and a key of
+     * that bucket whose write was in doubt could be answered SOLD_OUT from the cache again.
+     */
+    static final int DOUBTED_MAX = 1 << 20;
+    /** Buckets a write of unknown outcome touched (and their item's bucket 0), oldest first. */
+    private final Set<BucketKey> doubted = Collections.newSetFromMap(new LinkedHashMap<>() {
+        @Override
+        protected boolean removeEldestEntry(Map.Entry<BucketKey, Boolean> eldest) {
+            return size() > DOUBTED_MAX;
+        }
+    });
     /** Buckets loaded whole into the cache: the row and the bucket's idempotency keys. */
     final AtomicLong bucketLoads = new AtomicLong();
 
@@ -91,8 +106,29 @@ final class BucketCache implements CachedRows {
             // Collapsed: bucket 0 answers for keys placed in the closed buckets too.
             addKeys(b, items.keysOutsideBucket0(c, key.tenantId(), key.itemId(), keyIndexMax));
         }
+        if (doubted.contains(key)) {
+            b.markKeysIncomplete();
+        }
         buckets.put(key, b);
         return b;
+    }
+
+    /**
+     * A write of unknown outcome touched the bucket: its keys may have holds that no load has seen
+     * yet — the commit may land on the server after the lane gave up on it and reloaded the bucket
+     * (a blackholed connection delivers it later). From now on the bucket's key set is never
+     * trusted to say a key is new: a Reserve it would answer SOLD_OUT is looked up by key first,
+     * so a retry finds its hold. The same for the item's bucket 0, which answers for every bucket
+     * after a collapse.
+     */
+    void doubt(BucketKey key) {
+        for (BucketKey k : new BucketKey[] {key, new BucketKey(key.tenantId(), key.itemId(), 0)}) {
+            doubted.add(k);
+            BucketState b = buckets.get(k);
+            if (b != null) {
+                b.markKeysIncomplete();
+            }
+        }
     }
 
     private static void setCounters(BucketState b, LaneStore.LoadedBucket loaded) {

@@ -421,6 +421,11 @@ final class Lane implements Runnable {
             return AfterFailure.FAILED;
         }
         boolean unknown = stage != Stage.BEFORE_COMMIT;
+        if (unknown) {
+            for (Op op : ops) {
+                cache.doubt(op.bucket()); // its keys may have holds a later load does not see yet
+            }
+        }
         failAll(ops, Failure.storeUnavailable("lane " + index + ": " + (unknown
                 ? "the batch's commit failed, outcome unknown" : "the store failed the batch")
                 + "; retry with the same idempotency key", e, retryAfter()));
