@@ -41,6 +41,11 @@ public enum Reason {
     QUEUE_FULL(Status.Code.RESOURCE_EXHAUSTED),
     /** The store could not be reached or the outcome is unknown: retry with the same key. */
     STORE_UNAVAILABLE(Status.Code.UNAVAILABLE),
+    /**
+     * The shard's database has no synchronous standby connected, so no commit could be
+     * acknowledged: writes pause until one connects; nothing was written; retry (same key).
+     */
+    STANDBY_MISSING(Status.Code.UNAVAILABLE),
     /** The tenant is being moved between cells: retry after the hint; nothing was changed. */
     TENANT_MOVING(Status.Code.UNAVAILABLE),
     /** The shard that owns the item is down or unreachable: retry (same key); never a SOLD_OUT. */

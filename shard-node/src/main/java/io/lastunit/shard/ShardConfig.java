@@ -121,19 +121,28 @@ public record ShardConfig(
      *                          check) may run (PostgreSQL {@code statement_timeout}). Never set on the
      *                          connections that write: a cancelled commit waiting for the standby is
      *                          committed locally and reported as if it had been replicated.
+     * @param standbyCheck      how often the node asks its primary whether a synchronous standby is
+     *                          connected ({@link io.lastunit.shard.store.StandbyWatch}); while none
+     *                          is where commits wait for one, writes are refused at once
+     *                          (STANDBY_MISSING) instead of waiting up to {@code socket}
      */
     public record DbTimeouts(Duration connect, Duration socket, Duration lock, Duration idleInTransaction,
-                             Duration readStatement) {
+                             Duration readStatement, Duration standbyCheck) {
         public static final DbTimeouts DEFAULTS = new DbTimeouts(Duration.ofSeconds(5), Duration.ofSeconds(15),
-                Duration.ofSeconds(2), Duration.ofSeconds(60), Duration.ofSeconds(30));
+                Duration.ofSeconds(2), Duration.ofSeconds(60), Duration.ofSeconds(30), Duration.ofMillis(500));
+
+        /** These bounds with another standby check interval. */
+        public DbTimeouts withStandbyCheck(Duration interval) {
+            return new DbTimeouts(connect, socket, lock, idleInTransaction, readStatement, interval);
+        }
         /** A move's export may wait this long for its reader, in its transaction. */
         public static final Duration EXPORT_IDLE_MAX = io.lastunit.shard.grpc.ShardGrpcService.EXPORT_READY_WAIT_MAX;
 
         /** What is wrong with these bounds, empty when nothing is. */
         List<String> problems() {
             List<String> problems = new ArrayList<>();
-            Duration[] all = {connect, socket, lock, idleInTransaction, readStatement};
-            String[] names = {"connect", "socket", "lock", "idleInTransaction", "readStatement"};
+            Duration[] all = {connect, socket, lock, idleInTransaction, readStatement, standbyCheck};
+            String[] names = {"connect", "socket", "lock", "idleInTransaction", "readStatement", "standbyCheck"};
             for (int i = 0; i < all.length; i++) {
                 if (all[i] == null || all[i].isNegative() || all[i].isZero()) {
                     problems.add("jdbc timeout " + names[i] + " must be positive, got " + all[i]);

@@ -29,6 +29,7 @@ import io.lastunit.shard.store.DatabaseOwner;
 import io.lastunit.shard.store.InvariantChecker;
 import io.lastunit.shard.store.ReadPool;
 import io.lastunit.shard.store.ShardPools;
+import io.lastunit.shard.store.StandbyWatch;
 import java.io.IOException;
 import java.security.SecureRandom;
 import java.time.Duration;
@@ -148,6 +149,10 @@ public final class ShardNode implements AutoCloseable {
         Flyway.configure().dataSource(dataSource).locations("classpath:db/migration").load().migrate();
         engine = new LaneEngine(dataSource, config.lanes(), config.limits(), clock, this::epochOf);
         NodeLifecycle.Closer lanes = lifecycle.onClose("lane engine", engine::close);
+        // Before the lanes take work: a node started while its standby is away refuses writes at once.
+        StandbyWatch standbyWatch = new StandbyWatch(pools.reads(), config.jdbc().timeouts().standbyCheck(),
+                engine.gate(), config.shardId()).start();
+        lifecycle.onClose("standby watch", standbyWatch::close);
         engine.start();
         reads = new ReadPool(pools.reads(), config.readThreads(), config.readQueueCapacity(),
                 Duration.ofMillis(config.lanes().retryAfterMs()));

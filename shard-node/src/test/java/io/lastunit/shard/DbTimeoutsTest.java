@@ -10,7 +10,7 @@ import org.junit.jupiter.api.Test;
 class DbTimeoutsTest {
     private static DbTimeouts with(long socketMs, long lockMs, long idleMs, long readMs) {
         return new DbTimeouts(Duration.ofSeconds(5), Duration.ofMillis(socketMs), Duration.ofMillis(lockMs),
-                Duration.ofMillis(idleMs), Duration.ofMillis(readMs));
+                Duration.ofMillis(idleMs), Duration.ofMillis(readMs), Duration.ofMillis(500));
     }
 
     @Test
@@ -39,9 +39,10 @@ class DbTimeoutsTest {
     @Test
     void zeroOrNegativeBounds_areEachNamed() {
         assertThat(new DbTimeouts(Duration.ZERO, Duration.ofSeconds(15), Duration.ofMillis(-1),
-                Duration.ofMinutes(1), null).problems())
+                Duration.ofMinutes(1), null, Duration.ZERO).problems())
                 .containsExactly("jdbc timeout connect must be positive, got PT0S",
                         "jdbc timeout lock must be positive, got PT-0.001S",
-                        "jdbc timeout readStatement must be positive, got null");
+                        "jdbc timeout readStatement must be positive, got null",
+                        "jdbc timeout standbyCheck must be positive, got PT0S");
     }
 }

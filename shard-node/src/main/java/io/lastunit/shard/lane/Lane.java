@@ -62,6 +62,7 @@ final class Lane implements Runnable {
     private final ItemOperations itemOperations;
     /** What every attempt at a batch works with. */
     private final Batch.Collaborators rooms;
+    private final WriteGate gate;
     private volatile boolean running = true;
     private volatile Thread thread;
     /** When the lane started its last batch ({@link System#nanoTime}); lane thread only. */
@@ -82,12 +83,15 @@ final class Lane implements Runnable {
     final AtomicLong writeNanos = new AtomicLong();
     /** Batches decided again because a borrow's lock wait was cut short (SQL state 55P03). */
     final AtomicLong borrowLockTimeouts = new AtomicLong();
+    /** Operations refused because the write gate was closed (no synchronous standby connected). */
+    final AtomicLong gateRefusals = new AtomicLong();
     /** Batches failed because a CHECK constraint refused what the lane decided (SQL state 23514): bugs. */
     final AtomicLong checkViolations = new AtomicLong();
 
     Lane(int index, LaneEngine engine, ItemLedgers ledgers, Transactions transactions, LaneStore store,
          ItemStore items, LaneConfig config, Limits limits, InstantSource clock, Fence fence) {
         this.index = index;
+        this.gate = engine.gate();
         this.queue = new LaneQueue(config.queueCapacity());
         this.transactions = transactions;
         this.config = config;
@@ -207,6 +211,11 @@ final class Lane implements Runnable {
     private void process(List<Op> batch) {
         assertOnLaneThread();
         batches.incrementAndGet();
+        String closed = gate.closedBecause();
+        if (closed != null) {
+            refuseWrites(batch, closed);
+            return;
+        }
         List<Op> work = new ArrayList<>(batch.size());
         List<Op.Forget> forgets = List.of();
         for (Op op : batch) {
@@ -235,6 +244,28 @@ final class Lane implements Runnable {
         if (!work.isEmpty()) {
             applyBatch(work);
         }
+        if (!forgets.isEmpty()) {
+            forget(forgets);
+        }
+        carry.forgetCompleted();
+    }
+
+    /**
+     * The write gate is closed: every operation that would write is refused at once, nothing sent
+     * to the database (UNAVAILABLE / STANDBY_MISSING, definite); dropping cached buckets still
+     * happens, it writes nothing.
+     */
+    private void refuseWrites(List<Op> batch, String why) {
+        List<Op.Forget> forgets = new ArrayList<>();
+        Failure refusal = Failure.retryable(Reason.STANDBY_MISSING, "shard lane " + index + ": " + why, retryAfter());
+        for (Op op : batch) {
+            if (op instanceof Op.Forget g) {
+                forgets.add(g);
+            } else {
+                op.future().completeExceptionally(refusal);
+            }
+        }
+        gateRefusals.addAndGet(batch.size() - forgets.size());
         if (!forgets.isEmpty()) {
             forget(forgets);
         }

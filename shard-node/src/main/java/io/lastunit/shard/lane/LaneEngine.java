@@ -50,6 +50,8 @@ public final class LaneEngine implements AutoCloseable {
     /** Per item on this shard: open buckets and published levels. Filled by lanes as they load items. */
     private final ItemLedgers ledgers;
     private final Fence fence;
+    /** Closed while the database could not acknowledge a commit (StandbyWatch): every lane refuses its batches. */
+    private final WriteGate gate = new WriteGate();
     /** Tenants a move is importing here ({@link #importing}). */
     private final Set<String> importing = ConcurrentHashMap.newKeySet();
 
@@ -74,6 +76,11 @@ public final class LaneEngine implements AutoCloseable {
             threads[i] = new Thread(lanes[i], "lane-" + i);
             threads[i].setDaemon(false);
         }
+    }
+
+    /** The gate every lane looks at before it writes a batch. */
+    public WriteGate gate() {
+        return gate;
     }
 
     public void start() {

@@ -36,6 +36,7 @@ public class ShardProperties {
     private long jdbcLockTimeoutMs = TIMEOUTS.lock().toMillis();
     private long jdbcIdleInTransactionTimeoutMs = TIMEOUTS.idleInTransaction().toMillis();
     private long jdbcReadStatementTimeoutMs = TIMEOUTS.readStatement().toMillis();
+    private long jdbcStandbyCheckIntervalMs = TIMEOUTS.standbyCheck().toMillis();
 
     private int lanes = LANES.laneCount();
     private int queueCapacity = LANES.queueCapacity();
@@ -107,7 +108,7 @@ public class ShardProperties {
         return new ShardConfig(id, host, port, new ShardConfig.Jdbc(jdbcUrl, jdbcUser, jdbcPassword, poolSize,
                 new ShardConfig.DbTimeouts(Duration.ofMillis(jdbcConnectTimeoutMs), Duration.ofMillis(jdbcSocketTimeoutMs),
                         Duration.ofMillis(jdbcLockTimeoutMs), Duration.ofMillis(jdbcIdleInTransactionTimeoutMs),
-                        Duration.ofMillis(jdbcReadStatementTimeoutMs))),
+                        Duration.ofMillis(jdbcReadStatementTimeoutMs), Duration.ofMillis(jdbcStandbyCheckIntervalMs))),
                 limits, laneConfig, Duration.ofMillis(sweepIntervalMs), sweepBucketsPerTickMax, readThreads,
                 readQueueCapacity, new ShardConfig.Topology(zookeeper, namespace, advertisedAddress,
                 Duration.ofMillis(topologyStaleMaxMs), regions.isEmpty() ? "" : regions.get(0),
@@ -159,6 +160,8 @@ public class ShardProperties {
     public void setJdbcIdleInTransactionTimeoutMs(long v) { this.jdbcIdleInTransactionTimeoutMs = v; }
     public long getJdbcReadStatementTimeoutMs() { return jdbcReadStatementTimeoutMs; }
     public void setJdbcReadStatementTimeoutMs(long v) { this.jdbcReadStatementTimeoutMs = v; }
+    public long getJdbcStandbyCheckIntervalMs() { return jdbcStandbyCheckIntervalMs; }
+    public void setJdbcStandbyCheckIntervalMs(long v) { this.jdbcStandbyCheckIntervalMs = v; }
     public int getPoolSize() { return poolSize; }
     public void setPoolSize(int poolSize) { this.poolSize = poolSize; }
     public int getLanes() { return lanes; }

@@ -2,6 +2,7 @@ package io.lastunit.shard.faults;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
 import io.lastunit.api.inventory.v1.GetStockRequest;
@@ -10,6 +11,7 @@ import io.lastunit.api.inventory.v1.ReserveOutcome;
 import io.lastunit.api.inventory.v1.ReserveRequest;
 import io.lastunit.api.inventory.v1.ReserveResponse;
 import io.lastunit.api.inventory.v1.Stock;
+import io.lastunit.common.GrpcErrors;
 import io.lastunit.common.HoldId;
 import io.lastunit.testkit.TestTimeouts;
 import io.lastunit.testkit.faults.History;
@@ -73,6 +75,18 @@ final class SaleUnderFault {
             }
             return lastBefore < 0 || firstAfter == Long.MAX_VALUE ? -1 : (firstAfter - lastBefore) / 1_000_000;
         }
+
+        /** From the nemesis healed to the first acknowledgement after it; -1 when none came after. */
+        long healedToFirstAckMillis() {
+            long healed = nemesisStoppedAt - historyOrigin;
+            long first = Long.MAX_VALUE;
+            for (History.Entry e : history.entries()) {
+                if (e.outcome() == History.Outcome.OK && e.completeNanos() >= healed) {
+                    first = Math.min(first, e.completeNanos());
+                }
+            }
+            return first == Long.MAX_VALUE ? -1 : (first - healed) / 1_000_000;
+        }
     }
 
     private static final Duration CALL_DEADLINE = Duration.ofSeconds(20);
@@ -94,9 +108,17 @@ final class SaleUnderFault {
                 .setIdempotencyKey(item + "-k" + buyer).setBuyerId("b" + buyer).setRegion("local").build();
     }
 
+    /** The history of the sale running now (for a nemesis that looks at what clients saw), or null. */
+    History current() {
+        return current;
+    }
+
+    private volatile History current;
+
     Result run(int buyers, int clients, int startAfterOk, int healAfterDone, Nemesis nemesis) throws Exception {
         long origin = System.nanoTime();
         History history = new History();
+        current = history;
         Map<String, String> acked = new ConcurrentHashMap<>();
         Map<String, ReserveRequest> unknown = new ConcurrentHashMap<>();
         AtomicInteger soldOut = new AtomicInteger();
@@ -145,7 +167,7 @@ final class SaleUnderFault {
                             assertThat(code).as("only retryable answers under a fault: %s", e.getStatus())
                                     .isIn(Status.Code.UNAVAILABLE, Status.Code.DEADLINE_EXCEEDED);
                             unknown.put(r.getIdempotencyKey(), r);
-                            op.unknown(code.name());
+                            op.unknown(code.name() + GrpcErrors.errorInfo(e).map(info -> "/" + info.getReason()).orElse(""));
                         }
                         if (started.getCount() == 0 && doneAfterStart.incrementAndGet() >= healAfterDone) {
                             healNow.countDown();
