@@ -99,7 +99,8 @@ public final class BalancerGrpcService extends BalancerServiceGrpc.BalancerServi
             Thread.currentThread().interrupt();
             g.answer.completeExceptionally(Failure.retryable(Reason.SHUTTING_DOWN, "balancer is stopping", RETRY_AFTER));
         } catch (RuntimeException e) {
-            log.warn("pull tenant={} item={} region={} failed", k.item().tenant(), k.item().item(), k.region(), e);
+            log.atWarn().addKeyValue("tenant", k.item().tenant()).addKeyValue("item", k.item().item())
+                    .addKeyValue("region", k.region()).setCause(e).log("pull failed");
             g.answer.completeExceptionally(e);
         } finally {
             g.close(); // a run that failed before it held the item takes no more members

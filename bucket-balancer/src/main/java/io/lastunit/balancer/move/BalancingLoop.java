@@ -114,9 +114,11 @@ public final class BalancingLoop implements Runnable {
                     if (f.reason() == Reason.NOT_LEADER) {
                         throw f;
                     }
-                    log.warn("item {}: {} {}", v.item(), f.reason(), f.getMessage());
+                    log.atWarn().addKeyValue("tenant", v.item().tenant()).addKeyValue("item", v.item().item())
+                            .log("balancing refused: {} {}", f.reason(), f.getMessage());
                 } catch (RuntimeException e) {
-                    log.warn("item {}: balancing failed", v.item(), e);
+                    log.atWarn().addKeyValue("tenant", v.item().tenant()).addKeyValue("item", v.item().item())
+                            .setCause(e).log("balancing failed");
                 }
             }
         }

@@ -179,7 +179,8 @@ public final class Moves implements AutoCloseable {
                 slots.release();
                 continue;
             }
-            log.info("resuming move {} (tenant {}, {}; no mover holds it)", id, m.getTenantId(), m.getStep());
+            log.atInfo().addKeyValue("tenant", m.getTenantId())
+                    .log("resuming move {} (at {}; no mover holds it)", id, m.getStep());
             submit(id);
             resumed.add(id);
         }

@@ -58,7 +58,7 @@ public final class KeyClaimer implements ReserveFlow.KeyClaims {
         try {
             id = HoldId.decode(holdId, "hold_id");
         } catch (RuntimeException e) {
-            log.warn("cannot give back hold {}: {}", holdId, e.toString());
+            log.atWarn().addKeyValue("hold", holdId).log("cannot give back the hold: {}", e.toString());
             return;
         }
         ReleaseRequest release = ReleaseRequest.newBuilder().setHoldId(holdId).build();
@@ -75,8 +75,8 @@ public final class KeyClaimer implements ReserveFlow.KeyClaims {
             if (ReserveFlow.hasReason(t, Reason.HOLD_NOT_HELD)) {
                 log.debug("hold {} lost its key's claim and had ended already: {}", holdId, ReserveFlow.why(t));
             } else {
-                log.info("hold {} lost its key's claim and could not be given back ({}); it expires at its TTL",
-                        holdId, ReserveFlow.why(t));
+                log.atInfo().addKeyValue("hold", holdId).log("the hold lost its key's claim and could not be given"
+                        + " back ({}); it expires at its TTL", ReserveFlow.why(t));
             }
         });
     }

@@ -117,7 +117,8 @@ public final class Collapser {
                         + " (up to {} times a request), then after a later batch", laneIndex, tenant, item,
                         COLLAPSE_LOCK_TIMEOUT_MILLIS, COLLAPSE_ATTEMPTS);
             } else {
-                log.warn("lane {}: collapse of {}/{}#0 failed: {}", laneIndex, tenant, item, e.toString());
+                log.atWarn().addKeyValue("tenant", tenant).addKeyValue("item", item)
+                        .log("lane {}: collapse into bucket 0 failed: {}", laneIndex, e.toString());
             }
             throw e;
         }
@@ -152,8 +153,8 @@ public final class Collapser {
             ledger.publish(b, 0);
         }
         ledger.publish(0, done.bucket0().available());
-        log.info("lane {}: collapsed {}/{} into bucket 0 ({} available)", laneIndex, tenant, item,
-                done.bucket0().available());
+        log.atInfo().addKeyValue("tenant", tenant).addKeyValue("item", item)
+                .log("lane {}: collapsed into bucket 0 ({} available)", laneIndex, done.bucket0().available());
         return done;
     }
 }

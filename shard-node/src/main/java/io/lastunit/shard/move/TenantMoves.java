@@ -80,7 +80,8 @@ public final class TenantMoves {
         return f.whenComplete((done, err) -> {
             exports.release();
             if (done != null) {
-                log.info("move {}: exported tenant {} ({}) at snapshot {} in {} ms: {}", moveId, tenant,
+                log.atInfo().addKeyValue("tenant", tenant)
+                        .log("move {}: exported tenant {} ({}) at snapshot {} in {} ms: {}", moveId, tenant,
                         sinceSnapshot.isEmpty() ? "every row" : "since " + sinceSnapshot
                                 + (sinceCutMicros > 0 ? ", by index" : ""), done.snapshot(),
                         (System.nanoTime() - startedNanos[0]) / 1_000_000,
@@ -128,7 +129,8 @@ public final class TenantMoves {
                     }
                     List<String> ledgersOf = change == TenantStates.Change.FREEZE ? List.of() : done.items();
                     return engine.forgetTenant(call.tenant(), ledgersOf).thenApply(x -> {
-                        log.info("move {}: {} tenant {} (token {}): {} items {} -> {}, committed in {} ms, the"
+                        log.atInfo().addKeyValue("tenant", call.tenant())
+                                .log("move {}: {} tenant {} (token {}): {} items {} -> {}, committed in {} ms, the"
                                         + " lanes caught up {} ms later", call.moveId(), change, call.tenant(),
                                 call.token(), done.count(), change.from, change.to,
                                 (committed[0] - asked) / 1_000_000, (System.nanoTime() - committed[0]) / 1_000_000);
@@ -149,7 +151,8 @@ public final class TenantMoves {
                         engine.importing(call.tenant(), false);
                     }
                     return engine.forgetTenant(call.tenant(), done.items()).thenApply(x -> {
-                        log.info("move {}: dropped tenant {}'s {} items (token {}): {} rows", call.moveId(),
+                        log.atInfo().addKeyValue("tenant", call.tenant())
+                                .log("move {}: dropped tenant {}'s {} items (token {}): {} rows", call.moveId(),
                                 call.tenant(), state, call.token(), done.count());
                         return done;
                     });
@@ -162,8 +165,8 @@ public final class TenantMoves {
         return reads.submit("SummarizeTenant read failed", c -> {
             long t0 = System.nanoTime();
             TenantSummary s = summaries.summarize(c, shardId, region, tenant, part, cutMicros);
-            log.info("summarized tenant {} ({}) in {} ms: {} items", tenant, part, (System.nanoTime() - t0) / 1_000_000,
-                    s.getItemsCount());
+            log.atInfo().addKeyValue("tenant", tenant).log("summarized tenant {} ({}) in {} ms: {} items", tenant,
+                    part, (System.nanoTime() - t0) / 1_000_000, s.getItemsCount());
             return s;
         });
     }

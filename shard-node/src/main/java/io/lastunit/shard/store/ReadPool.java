@@ -68,14 +68,20 @@ public final class ReadPool implements AutoCloseable {
         }
     }
 
-    /** SQL state class 08: the connection broke (the read may be asked again on another). */
+    /**
+     * The connection broke (the read may be asked again on another): SQL state class 08, or the
+     * server ended the session (57P01 admin shutdown — a terminated backend or a fast shutdown —,
+     * 57P02 crash shutdown, 57P03 cannot connect now).
+     */
     static boolean brokenConnection(SQLException e) {
-        return e.getSQLState() != null && e.getSQLState().startsWith("08");
+        String state = e.getSQLState();
+        return state != null && (state.startsWith("08") || state.equals("57P01") || state.equals("57P02")
+                || state.equals("57P03"));
     }
 
     /**
      * Runs {@code read} on a reader thread; once more on a new connection when the first one was
-     * broken (SQL state class 08). A failure of PostgreSQL completes the future with
+     * broken ({@link #brokenConnection}). A failure of PostgreSQL completes the future with
      * STORE_UNAVAILABLE saying {@code what} and an error id; its text is only logged
      * ({@link Failure#storeUnavailable}).
      *
