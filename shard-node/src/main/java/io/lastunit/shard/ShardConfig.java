@@ -36,7 +36,38 @@ public record ShardConfig(
         int readQueueCapacity,
         Topology topology,
         Tls tls,
-        RetentionConfig retention) {
+        RetentionConfig retention,
+        Observability observability) {
+
+    /**
+     * What the node exports and checks on its own (docs/observability.md).
+     *
+     * @param metrics                 the management port ({@code /metrics})
+     * @param invariantCheckInterval  how often the whole shard's invariants are checked (0: never)
+     * @param databaseSampleInterval  how often lock waits, the oldest transaction and the HELD holds
+     *                                are read from the database (0: never)
+     */
+    public record Observability(io.lastunit.common.metrics.MetricsConfig metrics, Duration invariantCheckInterval,
+                                Duration databaseSampleInterval) {
+        public static final Duration INVARIANT_CHECK_DEFAULT = Duration.ofSeconds(60);
+        public static final Duration DATABASE_SAMPLE_DEFAULT = Duration.ofSeconds(10);
+        /** Metrics on, on any free port of 127.0.0.1; the default schedules. */
+        public static final Observability DEFAULTS = new Observability(
+                io.lastunit.common.metrics.MetricsConfig.on("127.0.0.1"), INVARIANT_CHECK_DEFAULT,
+                DATABASE_SAMPLE_DEFAULT);
+
+        public Observability {
+            java.util.Objects.requireNonNull(metrics, "metrics");
+            if (invariantCheckInterval == null || invariantCheckInterval.isNegative()) {
+                throw new IllegalArgumentException("invariant check interval must be 0 (off) or positive, got "
+                        + invariantCheckInterval);
+            }
+            if (databaseSampleInterval == null || databaseSampleInterval.isNegative()) {
+                throw new IllegalArgumentException("database sample interval must be 0 (off) or positive, got "
+                        + databaseSampleInterval);
+            }
+        }
+    }
 
     /**
      * TLS for the node's gRPC listener. Both null: plaintext (a node inside a private network
@@ -217,6 +248,9 @@ public record ShardConfig(
                 || topology.staleMax().isZero())) {
             problems.add("topology staleMax must be positive");
         }
+        if (observability == null) {
+            problems.add("observability is required");
+        }
         if (retention == null) {
             problems.add("retention is required");
         } else if (limits != null && retention.holdsAfter().toMillis() < 2 * limits.holdTtlMaxMs()) {
@@ -243,6 +277,6 @@ public record ShardConfig(
 
     public ShardConfig withJdbc(Jdbc other) {
         return new ShardConfig(shardId, host, port, other, limits, lanes, sweepInterval, sweepBucketsPerTickMax,
-                readThreads, readQueueCapacity, topology, tls, retention);
+                readThreads, readQueueCapacity, topology, tls, retention, observability);
     }
 }

@@ -30,6 +30,13 @@ import io.lastunit.shard.store.InvariantChecker;
 import io.lastunit.shard.store.ReadPool;
 import io.lastunit.shard.store.ShardPools;
 import io.lastunit.shard.store.StandbyWatch;
+import io.lastunit.common.metrics.Metrics;
+import io.lastunit.common.metrics.MetricsConfig;
+import io.lastunit.common.metrics.MetricsServer;
+import io.lastunit.shard.metrics.ShardChecks;
+import io.lastunit.shard.metrics.ShardMetrics;
+import io.micrometer.core.instrument.Gauge;
+import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.io.IOException;
 import java.security.SecureRandom;
 import java.time.Duration;
@@ -88,6 +95,9 @@ public final class ShardNode implements AutoCloseable {
     /** The tenants this node served a move's call for lately: retention leaves them alone. */
     private final MoveActivity moveActivity = new MoveActivity(System::nanoTime);
     private Retention retention;
+    /** The node's meters, or null when metrics are off. */
+    private PrometheusMeterRegistry registry;
+    private MetricsServer metricsServer;
 
     /**
      * @param embedded an embedded database this node owns and closes, or null
@@ -110,8 +120,9 @@ public final class ShardNode implements AutoCloseable {
             close();
             throw t;
         }
-        log.info("shard {} serving on {}:{} ({} lanes, regions {})", config.shardId(), config.host(), port(),
-                config.lanes().laneCount(), config.limits().regions());
+        log.info("shard {} serving on {}:{} ({} lanes, regions {}){}", config.shardId(), config.host(), port(),
+                config.lanes().laneCount(), config.limits().regions(),
+                metricsServer == null ? "" : "; metrics " + metricsServer.url());
         return this;
     }
 
@@ -143,11 +154,18 @@ public final class ShardNode implements AutoCloseable {
             }
         });
         this.owner = owner;
-        pools = ShardPools.open(config, owner.fenceSql());
+        MetricsConfig metricsConfig = config.observability().metrics();
+        if (metricsConfig.enabled()) {
+            registry = Metrics.newRegistry("shard", "shard", config.shardId());
+        }
+        pools = ShardPools.open(config, owner.fenceSql(), registry);
         dataSource = pools.writes();
         lifecycle.onClose("connection pools", pools::close);
         Flyway.configure().dataSource(dataSource).locations("classpath:db/migration").load().migrate();
         engine = new LaneEngine(dataSource, config.lanes(), config.limits(), clock, this::epochOf);
+        if (registry != null) {
+            engine.observe(new ShardMetrics(registry, engine));
+        }
         NodeLifecycle.Closer lanes = lifecycle.onClose("lane engine", engine::close);
         // Before the lanes take work: a node started while its standby is away refuses writes at once.
         StandbyWatch standbyWatch = new StandbyWatch(pools.reads(), config.jdbc().timeouts().standbyCheck(),
@@ -158,6 +176,10 @@ public final class ShardNode implements AutoCloseable {
                 Duration.ofMillis(config.lanes().retryAfterMs()));
         NodeLifecycle.Closer readPool = lifecycle.onClose("read pool", reads::close);
         checker = new InvariantChecker(pools.reads(), config.shardId());
+        ShardChecks checks = new ShardChecks(checker, pools.reads(), registry,
+                config.observability().invariantCheckInterval(), config.observability().databaseSampleInterval(),
+                config.shardId()).start();
+        lifecycle.onClose("scheduled checks", checks::close);
         sweeper = new ExpirySweeper(dataSource, engine, config.sweepInterval(), config.sweepBucketsPerTickMax());
         NodeLifecycle.Closer sweeping = lifecycle.onClose("expiry sweeper", sweeper::close);
         sweeper.start();
@@ -200,6 +222,16 @@ public final class ShardNode implements AutoCloseable {
                 Duration.ofMillis(config.lanes().retryAfterMs()), moveActivity);
         shardService = new ShardGrpcService(validator, checker, reads, completions, config.shardId(), engine,
                 placement, () -> guard.regionOr("", standaloneRegion()), moves);
+        if (registry != null) {
+            builder.intercept(Metrics.grpcServerInterceptor(registry));
+            if (curator != null) {
+                CuratorFramework zk = curator;
+                Gauge.builder(Metrics.PREFIX + "zookeeper.connected", zk, z -> z.getZookeeperClient().isConnected() ? 1 : 0)
+                        .description("1 while the node's ZooKeeper session is connected").register(registry);
+            }
+            metricsServer = MetricsServer.start(metricsConfig.host(), metricsConfig.port(), registry);
+            lifecycle.onClose("metrics server", metricsServer::close);
+        }
         Server built = builder.addService(inventory).addService(shardService).build();
         lifecycle.onClose("gRPC server", () -> {
             NodeServer.stopTakingCalls(built, health);
@@ -265,6 +297,16 @@ public final class ShardNode implements AutoCloseable {
 
     public synchronized int port() {
         return server.getPort();
+    }
+
+    /** Where the node's metrics are served ({@code http://host:port/metrics}), or empty when they are off. */
+    public synchronized java.util.Optional<String> metricsUrl() {
+        return metricsServer == null ? java.util.Optional.empty() : java.util.Optional.of(metricsServer.url());
+    }
+
+    /** The node's meters, or null when metrics are off. */
+    public synchronized io.micrometer.core.instrument.MeterRegistry meters() {
+        return registry;
     }
 
     public ShardConfig config() {

@@ -60,6 +60,8 @@ public final class Collapser {
     private final int keyIndexMax;
     private final long collapseBelow;
     private final Requests requests;
+    /** Collapses committed (written by the lane thread, read by metrics). */
+    private final java.util.concurrent.atomic.AtomicLong collapses = new java.util.concurrent.atomic.AtomicLong();
 
     public Collapser(int laneIndex, Transactions transactions, ItemStore items, ItemLedgers ledgers, int keyIndexMax,
                      long collapseBelow, Requests requests) {
@@ -104,6 +106,11 @@ public final class Collapser {
      * failure the collapse may be queued again; unless {@link #changedNothing}, bucket 0's cached
      * row and keys are to be reloaded (it may have failed after the ledger changed, or in the commit).
      */
+    /** Collapses committed so far. */
+    public long collapses() {
+        return collapses.get();
+    }
+
     public Collapsed collapse(String tenant, String item) throws SQLException {
         try {
             return collapseOnce(tenant, item);
@@ -153,6 +160,7 @@ public final class Collapser {
             ledger.publish(b, 0);
         }
         ledger.publish(0, done.bucket0().available());
+        collapses.incrementAndGet();
         log.atInfo().addKeyValue("tenant", tenant).addKeyValue("item", item)
                 .log("lane {}: collapsed into bucket 0 ({} available)", laneIndex, done.bucket0().available());
         return done;

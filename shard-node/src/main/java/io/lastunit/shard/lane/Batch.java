@@ -136,6 +136,16 @@ final class Batch {
         this.promises = promises;
     }
 
+    /** What the last decision decided (null before one finished). */
+    Decided decided() {
+        return decided;
+    }
+
+    /** The database's time the batch was judged at (after {@link #decideAndWrite}). */
+    long nowMicros() {
+        return loaded.nowMicros();
+    }
+
     Result decideAndWrite() throws SQLException {
         decided = decide();
         writer = new BatchWriter(rooms.store(), conn, ops, rooms.clock().nowMicros() / 1000);

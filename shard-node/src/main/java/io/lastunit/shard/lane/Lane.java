@@ -63,6 +63,7 @@ final class Lane implements Runnable {
     /** What every attempt at a batch works with. */
     private final Batch.Collaborators rooms;
     private final WriteGate gate;
+    private final LaneEngine engine;
     private volatile boolean running = true;
     private volatile Thread thread;
     /** When the lane started its last batch ({@link System#nanoTime}); lane thread only. */
@@ -92,6 +93,7 @@ final class Lane implements Runnable {
          ItemStore items, LaneConfig config, Limits limits, InstantSource clock, Fence fence) {
         this.index = index;
         this.gate = engine.gate();
+        this.engine = engine;
         this.queue = new LaneQueue(config.queueCapacity());
         this.transactions = transactions;
         this.config = config;
@@ -111,6 +113,10 @@ final class Lane implements Runnable {
 
     Borrower borrower() {
         return rooms.borrower();
+    }
+
+    long collapses() {
+        return collapser.collapses();
     }
 
     long bucketLoads() {
@@ -211,6 +217,7 @@ final class Lane implements Runnable {
     private void process(List<Op> batch) {
         assertOnLaneThread();
         batches.incrementAndGet();
+        engine.observer().batch(index, batch.size());
         String closed = gate.closedBecause();
         if (closed != null) {
             refuseWrites(batch, closed);
@@ -266,6 +273,7 @@ final class Lane implements Runnable {
             }
         }
         gateRefusals.addAndGet(batch.size() - forgets.size());
+        engine.observer().refused(Reason.STANDBY_MISSING, batch.size() - forgets.size());
         if (!forgets.isEmpty()) {
             forget(forgets);
         }
@@ -349,6 +357,7 @@ final class Lane implements Runnable {
                         // precisely which key or bucket was off; this is not one of the redoMax redos.
                         state.stepwise = true;
                         oneStatementRefusals.incrementAndGet();
+                        engine.observer().redo(index, "one_statement_refused");
                         attempt--;
                         log.debug("lane {}: {}; deciding again statement by statement", index, redo.why());
                         continue;
@@ -387,14 +396,16 @@ final class Lane implements Runnable {
     private void commit(Batch b, Batch.Written w, LazyConnection c, long decideNanos) throws SQLException {
         b.raiseBeforeCommit();
         if (w.committedItself()) {
-            commits.incrementAndGet();
             oneStatementBatches.incrementAndGet();
-            writeNanos.addAndGet(System.nanoTime() - decideNanos);
         } else if (c.opened()) {
             c.commit();
-            commits.incrementAndGet();
-            writeNanos.addAndGet(System.nanoTime() - decideNanos);
+        } else {
+            return;
         }
+        long nanos = System.nanoTime() - decideNanos;
+        commits.incrementAndGet();
+        writeNanos.addAndGet(nanos);
+        engine.observer().committed(index, b.decided(), b.nowMicros(), nanos);
     }
 
     /**
@@ -403,6 +414,7 @@ final class Lane implements Runnable {
      */
     private boolean refused(List<Op> ops, Batch.Redo redo, int attempt, Attempts state) {
         redos.incrementAndGet();
+        engine.observer().redo(index, "stale_view");
         state.reload.addAll(redo.buckets());
         state.keysElsewhere.addAll(redo.keys());
         log.debug("lane {}: redo {} ({})", index, attempt + 1, redo.why());
@@ -411,6 +423,7 @@ final class Lane implements Runnable {
         }
         log.warn("lane {}: the store refused the lane's view of a batch of {} {} times; last: {}",
                 index, ops.size(), attempt + 1, redo.why());
+        engine.observer().refused(Reason.STORE_UNAVAILABLE, ops.size());
         failAll(ops, Failure.retryable(Reason.STORE_UNAVAILABLE, "lane " + index + ": the store refused"
                 + " the lane's view " + (attempt + 1) + " times; retry with the same idempotency key", retryAfter()));
         return true;
@@ -435,12 +448,14 @@ final class Lane implements Runnable {
             state.lockTimeouts++;
             redos.incrementAndGet();
             borrowLockTimeouts.incrementAndGet();
+            engine.observer().redo(index, "lock_timeout");
             log.debug("lane {}: redo after a lock wait of {} ms: {}", index, Borrower.BORROW_LOCK_TIMEOUT_MILLIS,
                     e.getMessage());
             return AfterFailure.REDO_UNCOUNTED;
         }
         if ((v == Verdict.REDO || v == Verdict.REDO_FREE) && attempt < config.redoMax()) {
             redos.incrementAndGet();
+            engine.observer().redo(index, "sql_" + e.getSQLState());
             log.debug("lane {}: redo after SQL state {}: {}", index, e.getSQLState(), e.getMessage());
             return AfterFailure.REDO;
         }
@@ -456,6 +471,9 @@ final class Lane implements Runnable {
             for (Op op : ops) {
                 cache.doubt(op.bucket()); // its keys may have holds a later load does not see yet
             }
+            engine.observer().unknownOutcome(index, ops.size());
+        } else {
+            engine.observer().refused(Reason.STORE_UNAVAILABLE, ops.size());
         }
         failAll(ops, Failure.storeUnavailable("lane " + index + ": " + (unknown
                 ? "the batch's commit failed, outcome unknown" : "the store failed the batch")

@@ -52,6 +52,7 @@ public final class LaneEngine implements AutoCloseable {
     private final Fence fence;
     /** Closed while the database could not acknowledge a commit (StandbyWatch): every lane refuses its batches. */
     private final WriteGate gate = new WriteGate();
+    private volatile LaneObserver observer = LaneObserver.NONE;
     /** Tenants a move is importing here ({@link #importing}). */
     private final Set<String> importing = ConcurrentHashMap.newKeySet();
 
@@ -76,6 +77,34 @@ public final class LaneEngine implements AutoCloseable {
             threads[i] = new Thread(lanes[i], "lane-" + i);
             threads[i].setDaemon(false);
         }
+    }
+
+    /** How many lanes there are. */
+    public int laneCount() {
+        return lanes.length;
+    }
+
+    /** Operations waiting in lane {@code lane}'s queue now. */
+    public int queueDepth(int lane) {
+        return lanes[lane].depth();
+    }
+
+    /** Items the lanes collapsed into bucket 0 so far. */
+    public long collapses() {
+        long n = 0;
+        for (Lane l : lanes) {
+            n += l.collapses();
+        }
+        return n;
+    }
+
+    /** Who hears of every batch and refusal from now on (the node's metrics). */
+    public void observe(LaneObserver o) {
+        this.observer = java.util.Objects.requireNonNull(o, "observer");
+    }
+
+    LaneObserver observer() {
+        return observer;
     }
 
     /** The gate every lane looks at before it writes a batch. */
@@ -243,6 +272,7 @@ public final class LaneEngine implements AutoCloseable {
             f.completeExceptionally(Failure.retryable(Reason.SHUTTING_DOWN, "shard node is shutting down",
                     Duration.ofMillis(config.retryAfterMs())));
         } else if (!lane.offer(op)) {
+            observer.refused(Reason.QUEUE_FULL, 1);
             f.completeExceptionally(Failure.retryable(Reason.QUEUE_FULL, "lane " + lane.index + " queue is full (capacity="
                     + config.queueCapacity() + ", bucket=" + op.bucket() + ")", Duration.ofMillis(config.retryAfterMs())));
         }

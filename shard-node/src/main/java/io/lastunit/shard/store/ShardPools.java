@@ -1,6 +1,8 @@
 package io.lastunit.shard.store;
 
 import com.zaxxer.hikari.HikariConfig;
+import com.zaxxer.hikari.metrics.micrometer.MicrometerMetricsTrackerFactory;
+import io.micrometer.core.instrument.MeterRegistry;
 import com.zaxxer.hikari.HikariDataSource;
 import io.lastunit.shard.ShardConfig;
 import java.time.Duration;
@@ -38,13 +40,19 @@ public final class ShardPools implements AutoCloseable {
      * runs {@code fenceSql} first ({@link DatabaseOwner#fenceSql()}): one that fails it is never used.
      */
     public static ShardPools open(ShardConfig config, String fenceSql) {
+        return open(config, fenceSql, null);
+    }
+
+    /** The same, with HikariCP's Micrometer tracker on {@code registry} ({@code hikaricp_*}) unless it is null. */
+    public static ShardPools open(ShardConfig config, String fenceSql, MeterRegistry registry) {
         ShardConfig.DbTimeouts t = config.jdbc().timeouts();
         HikariDataSource writes = pool(config, "shard-" + config.shardId(), config.poolSize(), t.socket(),
-                serverOptions(t, null), fenceSql, false);
+                serverOptions(t, null), fenceSql, false, registry);
         try {
             // One reader connection per read thread, one spare (a read pool thread never holds two).
             HikariDataSource reads = pool(config, "shard-" + config.shardId() + "-reads", config.readThreads() + 1,
-                    t.readStatement().plus(t.socket()), serverOptions(t, t.readStatement()), fenceSql, true);
+                    t.readStatement().plus(t.socket()), serverOptions(t, t.readStatement()), fenceSql, true,
+                    registry);
             return new ShardPools(writes, reads);
         } catch (RuntimeException e) {
             writes.close();
@@ -61,7 +69,7 @@ public final class ShardPools implements AutoCloseable {
     }
 
     private static HikariDataSource pool(ShardConfig config, String name, int size, Duration socket, String options,
-                                         String fenceSql, boolean readOnly) {
+                                         String fenceSql, boolean readOnly, MeterRegistry registry) {
         ShardConfig.DbTimeouts t = config.jdbc().timeouts();
         HikariConfig h = new HikariConfig();
         h.setPoolName(name);
@@ -83,6 +91,9 @@ public final class ShardPools implements AutoCloseable {
         h.setConnectionInitSql(fenceSql);
         h.setIsolateInternalQueries(true); // the fence ends its own transaction: a connection starts outside one
         h.setReadOnly(readOnly);
+        if (registry != null) {
+            h.setMetricsTrackerFactory(new MicrometerMetricsTrackerFactory(registry));
+        }
         return new HikariDataSource(h);
     }
 

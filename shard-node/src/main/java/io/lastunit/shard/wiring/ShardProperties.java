@@ -37,6 +37,12 @@ public class ShardProperties {
     private long jdbcIdleInTransactionTimeoutMs = TIMEOUTS.idleInTransaction().toMillis();
     private long jdbcReadStatementTimeoutMs = TIMEOUTS.readStatement().toMillis();
     private long jdbcStandbyCheckIntervalMs = TIMEOUTS.standbyCheck().toMillis();
+    private boolean metricsEnabled = true;
+    /** Empty: the node's own host. */
+    private String metricsHost = "";
+    private int metricsPort = 0;
+    private long invariantCheckIntervalMs = ShardConfig.Observability.INVARIANT_CHECK_DEFAULT.toMillis();
+    private long databaseSampleIntervalMs = ShardConfig.Observability.DATABASE_SAMPLE_DEFAULT.toMillis();
 
     private int lanes = LANES.laneCount();
     private int queueCapacity = LANES.queueCapacity();
@@ -117,7 +123,10 @@ public class ShardProperties {
                         tlsKey.isBlank() ? null : new java.io.File(tlsKey)),
                 new RetentionConfig(retentionEnabled, Duration.ofMillis(retentionIntervalMs),
                         Duration.ofMillis(retentionHoldsAfterMs), Duration.ofMillis(retentionTransfersAfterMs),
-                        retentionBatchMax, retentionBatchesPerRunMax, Duration.ofMillis(retentionBatchPauseMs)));
+                        retentionBatchMax, retentionBatchesPerRunMax, Duration.ofMillis(retentionBatchPauseMs)),
+                new ShardConfig.Observability(new io.lastunit.common.metrics.MetricsConfig(metricsEnabled,
+                        metricsHost.isBlank() ? host : metricsHost, metricsPort),
+                        Duration.ofMillis(invariantCheckIntervalMs), Duration.ofMillis(databaseSampleIntervalMs)));
     }
 
     public String getTlsCertificate() { return tlsCertificate; }
@@ -160,6 +169,16 @@ public class ShardProperties {
     public void setJdbcIdleInTransactionTimeoutMs(long v) { this.jdbcIdleInTransactionTimeoutMs = v; }
     public long getJdbcReadStatementTimeoutMs() { return jdbcReadStatementTimeoutMs; }
     public void setJdbcReadStatementTimeoutMs(long v) { this.jdbcReadStatementTimeoutMs = v; }
+    public boolean isMetricsEnabled() { return metricsEnabled; }
+    public void setMetricsEnabled(boolean v) { this.metricsEnabled = v; }
+    public String getMetricsHost() { return metricsHost; }
+    public void setMetricsHost(String v) { this.metricsHost = v; }
+    public int getMetricsPort() { return metricsPort; }
+    public void setMetricsPort(int v) { this.metricsPort = v; }
+    public long getInvariantCheckIntervalMs() { return invariantCheckIntervalMs; }
+    public void setInvariantCheckIntervalMs(long v) { this.invariantCheckIntervalMs = v; }
+    public long getDatabaseSampleIntervalMs() { return databaseSampleIntervalMs; }
+    public void setDatabaseSampleIntervalMs(long v) { this.databaseSampleIntervalMs = v; }
     public long getJdbcStandbyCheckIntervalMs() { return jdbcStandbyCheckIntervalMs; }
     public void setJdbcStandbyCheckIntervalMs(long v) { this.jdbcStandbyCheckIntervalMs = v; }
     public int getPoolSize() { return poolSize; }
