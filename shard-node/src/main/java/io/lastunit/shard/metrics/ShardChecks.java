@@ -68,6 +68,8 @@ public final class ShardChecks implements AutoCloseable {
     private final AtomicLong driftUnits = new AtomicLong();
     private final AtomicLong driftingItems = new AtomicLong();
     private final AtomicLong checkFailed = new AtomicLong();
+    /** Checks in a row that found a drift (0 after a clean one): the page fires at two. */
+    private final AtomicLong driftStreak = new AtomicLong();
     private final AtomicLong lastCheckEpochSeconds = new AtomicLong();
     private final AtomicLong lockWaits = new AtomicLong();
     private volatile double longestTransactionSeconds;
@@ -91,6 +93,8 @@ public final class ShardChecks implements AutoCloseable {
                 .description("units away from the invariants at the last check that ran").register(r);
         Gauge.builder(Metrics.PREFIX + "invariant.drifting.items", driftingItems, AtomicLong::get).tag("scope", scope)
                 .description("items with a drift at the last check that ran").register(r);
+        Gauge.builder(Metrics.PREFIX + "invariant.drift.streak", driftStreak, AtomicLong::get).tag("scope", scope)
+                .description("checks in a row that found a drift (0 after a clean check)").register(r);
         Gauge.builder(Metrics.PREFIX + "invariant.check.failed", checkFailed, AtomicLong::get).tag("scope", scope)
                 .description("1 when the last invariant check could not run").register(r);
         Gauge.builder(Metrics.PREFIX + "invariant.last.check.timestamp", lastCheckEpochSeconds, AtomicLong::get)
@@ -148,9 +152,11 @@ public final class ShardChecks implements AutoCloseable {
         checkFailed.set(0);
         lastCheckEpochSeconds.set(System.currentTimeMillis() / 1000);
         if (report.getDriftsCount() == 0) {
+            driftStreak.set(0);
             checksOk.increment();
             return;
         }
+        driftStreak.incrementAndGet();
         checksDrift.increment();
         List<Drift> first = report.getDriftsList().subList(0, Math.min(DRIFTS_LOGGED_MAX, report.getDriftsCount()));
         log.error("shard {}: INVARIANT DRIFT: {} units over {} items ({} drifts); first: {}", shardId, s.units(),

@@ -43,7 +43,9 @@ class ShardMetricsIT {
         String url = PG.newDatabase("shard_metrics");
         Map<String, Object> props = Map.of("lastunit.shard.id", "m1",
                 "lastunit.shard.invariant-check-interval-ms", 100,
-                "lastunit.shard.database-sample-interval-ms", 100);
+                "lastunit.shard.database-sample-interval-ms", 100,
+                "lastunit.shard.jdbc-lock-timeout-ms", 500,
+                "lastunit.shard.jdbc-read-statement-timeout-ms", 2_000);
         try (ShardNodeHarness shard = new ShardNodeHarness(PG, url, props).start()) {
             String metrics = shard.node().metricsUrl().orElseThrow();
             shard.createItem("acme", "hot", 100);
@@ -111,6 +113,7 @@ class ShardMetricsIT {
             assertThat(s.all("hikaricp_connections_max").stream().map(x -> x.labels().get("pool")))
                     .containsExactlyInAnyOrder("shard-m1", "shard-m1-reads");
             assertThat(s.value("lastunit_invariant_drift_units", "scope", "shard")).isZero();
+            assertThat(s.value("lastunit_invariant_drift_streak", "scope", "shard")).isZero();
             assertThat(s.value("lastunit_invariant_check_failed", "scope", "shard")).isZero();
             assertThat(s.value("lastunit_invariant_checks_total", "scope", "shard", "result", "drift")).isZero();
 
@@ -125,12 +128,28 @@ class ShardMetricsIT {
                 c.commit();
             }
             await().atMost(TestTimeouts.scaled(Duration.ofSeconds(20))).pollInterval(Duration.ofMillis(100))
-                    .until(() -> Scrape.of(metrics).value("lastunit_invariant_checks_total", "scope", "shard",
-                            "result", "drift") >= 1);
+                    .until(() -> Scrape.of(metrics).value("lastunit_invariant_drift_streak", "scope", "shard") >= 2);
             Scrape d = Scrape.of(metrics);
             assertThat(d.value("lastunit_invariant_drift_units", "scope", "shard")).isPositive();
             assertThat(d.value("lastunit_invariant_drifting_items", "scope", "shard")).isEqualTo(1);
             assertThat(d.value("lastunit_invariant_check_failed", "scope", "shard")).isZero();
+            assertThat(d.value("lastunit_invariant_checks_total", "scope", "shard", "result", "drift")).isGreaterThanOrEqualTo(2);
+
+            // A check that cannot run (its read waits for a lock past the lock timeout) is exported
+            // as failed, with the last drift it did see kept apart; then it runs again.
+            try (Connection locker = java.sql.DriverManager.getConnection(url, PG.user(), PG.password())) {
+                locker.setAutoCommit(false);
+                locker.createStatement().execute("LOCK TABLE holds IN ACCESS EXCLUSIVE MODE");
+                await().atMost(TestTimeouts.scaled(Duration.ofSeconds(30))).pollInterval(Duration.ofMillis(100))
+                        .until(() -> Scrape.of(metrics).value("lastunit_invariant_check_failed", "scope", "shard") == 1);
+                Scrape f = Scrape.of(metrics);
+                assertThat(f.value("lastunit_invariant_checks_total", "scope", "shard", "result", "failed")).isPositive();
+                assertThat(f.value("lastunit_invariant_drift_units", "scope", "shard")).as("the last drift seen")
+                        .isPositive();
+                locker.rollback();
+            }
+            await().atMost(TestTimeouts.scaled(Duration.ofSeconds(30))).pollInterval(Duration.ofMillis(100))
+                    .until(() -> Scrape.of(metrics).value("lastunit_invariant_check_failed", "scope", "shard") == 0);
         }
     }
 
