@@ -192,6 +192,14 @@ public final class ShardNode implements AutoCloseable {
             topology.start(Duration.ofSeconds(30));
             placement = new PlacementGuard(topology, config.shardId());
         }
+        if (registry != null) {
+            // The cell of this shard, as a label to join its meters with (shards never change cells).
+            String cell = topology == null ? "" : topology.current().shard(config.shardId())
+                    .map(io.lastunit.api.topology.v1.ShardInfo::getCell).orElse("");
+            Gauge.builder(Metrics.PREFIX + "shard.info", () -> 1).tag("cell", cell)
+                    .description("1, with the shard's cell as a label (join: * on(shard) group_left(cell))")
+                    .register(registry);
+        }
         if (config.retention().enabled()) {
             // After the topology, which tells it the tenants a move names; its batches take a pooled
             // connection each, for milliseconds (the pool's spare).

@@ -19,11 +19,16 @@ class AlertRulesTest {
 
     /** Runs promtool with {@code args} in the rules' directory; its output, after checking it exited 0. */
     static String promtool(String... args) throws IOException, InterruptedException {
+        return promtoolIn(DIR, args);
+    }
+
+    /** The same in {@code dir}. */
+    static String promtoolIn(Path dir, String... args) throws IOException, InterruptedException {
         List<String> command = new java.util.ArrayList<>(List.of("promtool"));
         command.addAll(List.of(args));
         Process p;
         try {
-            p = new ProcessBuilder(command).directory(DIR.toFile()).redirectErrorStream(true).start();
+            p = new ProcessBuilder(command).directory(dir.toFile()).redirectErrorStream(true).start();
         } catch (IOException e) {
             throw new AssertionError("promtool is not installed (Debian: apt-get install prometheus; .ci/run does it)", e);
         }
