@@ -46,18 +46,33 @@ public record ShardConfig(
      * @param invariantCheckInterval  how often the whole shard's invariants are checked (0: never)
      * @param databaseSampleInterval  how often lock waits, the oldest transaction and the HELD holds
      *                                are read from the database (0: never)
+     * @param databaseDownMax         how long the node may be without its database's ownership
+     *                                session (unreachable, restarting) before its health says NOT_SERVING
+     * @param laneStuckMax            how long a lane may hold queued work without finishing a batch
+     *                                before the health says NOT_SERVING (above the socket timeout: a
+     *                                lane legitimately waits that long in one commit)
+     * @param shutdownGrace           how long a stopping node says NOT_SERVING before it stops taking
+     *                                calls, for load balancers to notice
      */
     public record Observability(io.lastunit.common.metrics.MetricsConfig metrics, Duration invariantCheckInterval,
-                                Duration databaseSampleInterval) {
+                                Duration databaseSampleInterval, Duration databaseDownMax, Duration laneStuckMax,
+                                Duration shutdownGrace) {
         public static final Duration INVARIANT_CHECK_DEFAULT = Duration.ofSeconds(60);
         public static final Duration DATABASE_SAMPLE_DEFAULT = Duration.ofSeconds(10);
-        /** Metrics on, on any free port of 127.0.0.1; the default schedules. */
+        public static final Duration DATABASE_DOWN_MAX_DEFAULT = Duration.ofSeconds(5);
+        public static final Duration LANE_STUCK_MAX_DEFAULT = Duration.ofSeconds(30);
+        /** Metrics on, on any free port of 127.0.0.1; the default schedules and bounds; no shutdown grace. */
         public static final Observability DEFAULTS = new Observability(
                 io.lastunit.common.metrics.MetricsConfig.on("127.0.0.1"), INVARIANT_CHECK_DEFAULT,
-                DATABASE_SAMPLE_DEFAULT);
+                DATABASE_SAMPLE_DEFAULT, DATABASE_DOWN_MAX_DEFAULT, LANE_STUCK_MAX_DEFAULT, Duration.ZERO);
 
         public Observability {
             java.util.Objects.requireNonNull(metrics, "metrics");
+            for (Duration d : new Duration[] {databaseDownMax, laneStuckMax, shutdownGrace}) {
+                if (d == null || d.isNegative()) {
+                    throw new IllegalArgumentException("readiness bounds and the shutdown grace must be >= 0, got " + d);
+                }
+            }
             if (invariantCheckInterval == null || invariantCheckInterval.isNegative()) {
                 throw new IllegalArgumentException("invariant check interval must be 0 (off) or positive, got "
                         + invariantCheckInterval);

@@ -33,6 +33,8 @@ import io.lastunit.shard.store.StandbyWatch;
 import io.lastunit.common.metrics.Metrics;
 import io.lastunit.common.metrics.MetricsConfig;
 import io.lastunit.common.metrics.MetricsServer;
+import io.lastunit.common.health.ReadinessWatch;
+import io.lastunit.shard.health.LaneProgress;
 import io.lastunit.shard.metrics.ShardChecks;
 import io.lastunit.shard.metrics.ShardMetrics;
 import io.micrometer.core.instrument.Gauge;
@@ -98,6 +100,10 @@ public final class ShardNode implements AutoCloseable {
     /** The node's meters, or null when metrics are off. */
     private PrometheusMeterRegistry registry;
     private MetricsServer metricsServer;
+    /** Keeps the gRPC health true; set once serving, read by the server's closer. */
+    private volatile ReadinessWatch readiness;
+    /** How often the health's conditions are looked at. */
+    static final Duration READINESS_INTERVAL = Duration.ofMillis(500);
 
     /**
      * @param embedded an embedded database this node owns and closes, or null
@@ -242,6 +248,10 @@ public final class ShardNode implements AutoCloseable {
         }
         Server built = builder.addService(inventory).addService(shardService).build();
         lifecycle.onClose("gRPC server", () -> {
+            ReadinessWatch r = readiness;
+            if (r != null) {
+                r.drain(config.observability().shutdownGrace());
+            }
             NodeServer.stopTakingCalls(built, health);
             // What was accepted is answered before the wait for the calls in flight ends.
             sweeping.close();
@@ -253,7 +263,10 @@ public final class ShardNode implements AutoCloseable {
         });
         server = built.start();
         // By name too, for probes that ask for one service; close() turns all three NOT_SERVING.
-        NodeServer.serving(health, "", InventoryServiceGrpc.SERVICE_NAME, ShardServiceGrpc.SERVICE_NAME);
+        readiness = new ReadinessWatch("shard " + config.shardId(), health,
+                List.of("", InventoryServiceGrpc.SERVICE_NAME, ShardServiceGrpc.SERVICE_NAME), readinessConditions(),
+                READINESS_INTERVAL, System::nanoTime).start();
+        lifecycle.onClose("readiness watch", readiness::close);
         if (curator != null) {
             // Registered only once listening, so no router is sent to a port that is not open yet.
             String address = config.topology().advertisedAddress().isBlank()
@@ -267,6 +280,26 @@ public final class ShardNode implements AutoCloseable {
                 throw new IOException("shard " + config.shardId() + " could not register in ZooKeeper");
             }
         }
+    }
+
+    /**
+     * What the node's health depends on (docs/operations.md, "Health"): its database's ownership
+     * session, its ZooKeeper session (with topology), and lanes that finish batches while work waits.
+     */
+    private List<ReadinessWatch.Condition> readinessConditions() {
+        ShardConfig.Observability o = config.observability();
+        List<ReadinessWatch.Condition> conditions = new java.util.ArrayList<>();
+        DatabaseOwner own = owner;
+        conditions.add(new ReadinessWatch.Condition("database", o.databaseDownMax(),
+                () -> own.state() == DatabaseOwner.State.OWNED));
+        if (curator != null) {
+            CuratorFramework zk = curator;
+            conditions.add(new ReadinessWatch.Condition("zookeeper", config.topology().staleMax(),
+                    () -> zk.getZookeeperClient().isConnected()));
+        }
+        LaneProgress lanes = new LaneProgress(engine);
+        conditions.add(new ReadinessWatch.Condition("lanes", o.laneStuckMax(), lanes::moving));
+        return conditions;
     }
 
     /**

@@ -84,6 +84,11 @@ public final class LaneEngine implements AutoCloseable {
         return lanes.length;
     }
 
+    /** Batches lane {@code lane} has taken so far (its progress). */
+    public long batchesOf(int lane) {
+        return lanes[lane].batches.get();
+    }
+
     /** Operations waiting in lane {@code lane}'s queue now. */
     public int queueDepth(int lane) {
         return lanes[lane].depth();

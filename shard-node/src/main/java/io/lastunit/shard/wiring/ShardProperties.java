@@ -43,6 +43,9 @@ public class ShardProperties {
     private int metricsPort = 0;
     private long invariantCheckIntervalMs = ShardConfig.Observability.INVARIANT_CHECK_DEFAULT.toMillis();
     private long databaseSampleIntervalMs = ShardConfig.Observability.DATABASE_SAMPLE_DEFAULT.toMillis();
+    private long readinessDatabaseDownMaxMs = ShardConfig.Observability.DATABASE_DOWN_MAX_DEFAULT.toMillis();
+    private long readinessLaneStuckMaxMs = ShardConfig.Observability.LANE_STUCK_MAX_DEFAULT.toMillis();
+    private long shutdownGraceMs = 0;
 
     private int lanes = LANES.laneCount();
     private int queueCapacity = LANES.queueCapacity();
@@ -126,7 +129,9 @@ public class ShardProperties {
                         retentionBatchMax, retentionBatchesPerRunMax, Duration.ofMillis(retentionBatchPauseMs)),
                 new ShardConfig.Observability(new io.lastunit.common.metrics.MetricsConfig(metricsEnabled,
                         metricsHost.isBlank() ? host : metricsHost, metricsPort),
-                        Duration.ofMillis(invariantCheckIntervalMs), Duration.ofMillis(databaseSampleIntervalMs)));
+                        Duration.ofMillis(invariantCheckIntervalMs), Duration.ofMillis(databaseSampleIntervalMs),
+                        Duration.ofMillis(readinessDatabaseDownMaxMs), Duration.ofMillis(readinessLaneStuckMaxMs),
+                        Duration.ofMillis(shutdownGraceMs)));
     }
 
     public String getTlsCertificate() { return tlsCertificate; }
@@ -177,6 +182,12 @@ public class ShardProperties {
     public void setMetricsPort(int v) { this.metricsPort = v; }
     public long getInvariantCheckIntervalMs() { return invariantCheckIntervalMs; }
     public void setInvariantCheckIntervalMs(long v) { this.invariantCheckIntervalMs = v; }
+    public long getReadinessDatabaseDownMaxMs() { return readinessDatabaseDownMaxMs; }
+    public void setReadinessDatabaseDownMaxMs(long v) { this.readinessDatabaseDownMaxMs = v; }
+    public long getReadinessLaneStuckMaxMs() { return readinessLaneStuckMaxMs; }
+    public void setReadinessLaneStuckMaxMs(long v) { this.readinessLaneStuckMaxMs = v; }
+    public long getShutdownGraceMs() { return shutdownGraceMs; }
+    public void setShutdownGraceMs(long v) { this.shutdownGraceMs = v; }
     public long getDatabaseSampleIntervalMs() { return databaseSampleIntervalMs; }
     public void setDatabaseSampleIntervalMs(long v) { this.databaseSampleIntervalMs = v; }
     public long getJdbcStandbyCheckIntervalMs() { return jdbcStandbyCheckIntervalMs; }
