@@ -272,7 +272,8 @@ public final class ShardNode implements AutoCloseable {
             String address = config.topology().advertisedAddress().isBlank()
                     ? config.host() + ":" + server.getPort() : config.topology().advertisedAddress();
             registration = new ShardRegistration(curator, config.topology().namespace(), LiveShard.newBuilder()
-                    .setShardId(config.shardId()).setAddress(address).setStartedAtMs(clock.millis()).build());
+                    .setShardId(config.shardId()).setAddress(address).setStartedAtMs(clock.millis())
+                    .setMetricsUrl(metricsServer == null ? "" : metricsServer.url()).build());
             // Deleted first on close: routers stop sending new calls here.
             lifecycle.onClose("live registration", registration::close);
             registration.start();

@@ -20,7 +20,7 @@ import picocli.CommandLine.UnmatchedArgumentException;
  * trace; only a bug prints one.
  */
 @Command(name = "lastunit", mixinStandardHelpOptions = true, version = "lastunit 0.1.0-SNAPSHOT",
-        subcommands = {UpCommand.class, DemoCommand.class, AdminCommand.class},
+        subcommands = {UpCommand.class, DemoCommand.class, AdminCommand.class, TopCommand.class},
         description = "lastunit sells the last unit of anything exactly once.",
         footer = {"", "The launcher also runs (each has its own --help):",
                 "  serve      a shard node (lastunit.shard.* / LASTUNIT_SHARD_*)",

@@ -22,7 +22,7 @@ import io.lastunit.shard.store.local.ServerSettings;
 import io.lastunit.shard.store.local.ShutdownMode;
 import io.lastunit.testkit.PostgresFixture;
 import io.lastunit.testkit.TestTimeouts;
-import io.lastunit.testkit.metrics.Scrape;
+import io.lastunit.common.metrics.Scrape;
 import java.nio.file.Path;
 import java.sql.Connection;
 import java.sql.DriverManager;

@@ -12,7 +12,7 @@ import io.lastunit.common.HoldId;
 import io.lastunit.shard.ShardNodeHarness;
 import io.lastunit.testkit.PostgresFixture;
 import io.lastunit.testkit.TestTimeouts;
-import io.lastunit.testkit.metrics.Scrape;
+import io.lastunit.common.metrics.Scrape;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.time.Duration;

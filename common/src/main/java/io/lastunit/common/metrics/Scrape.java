@@ -1,4 +1,4 @@
-package io.lastunit.testkit.metrics;
+package io.lastunit.common.metrics;
 
 import java.io.IOException;
 import java.net.URI;
@@ -15,8 +15,9 @@ import java.util.Set;
 import java.util.TreeSet;
 
 /**
- * One scrape of a {@code /metrics} endpoint in Prometheus's text format, parsed into samples: for
- * tests that check what a running service exports. Only what the text format needs for that:
+ * One scrape of a {@code /metrics} endpoint in Prometheus's text format, parsed into samples: what
+ * {@code ./lastunit top} reads, and what tests check a running service exports. Only what the
+ * text format needs for that:
  * comment lines skipped, {@code name{label="value",…} value} lines parsed (escaped quotes and
  * backslashes in label values understood), timestamps ignored.
  */
@@ -42,8 +43,14 @@ public final class Scrape {
 
     /** GETs {@code url} (bounded: 5 s to connect, 10 s in all) and parses it; fails on a status other than 200. */
     public static Scrape of(String url) throws IOException, InterruptedException {
-        HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
-        HttpResponse<String> r = http.send(HttpRequest.newBuilder(URI.create(url)).timeout(Duration.ofSeconds(10))
+        return of(url, Duration.ofSeconds(10));
+    }
+
+    /** The same within {@code timeout} in all. */
+    public static Scrape of(String url, Duration timeout) throws IOException, InterruptedException {
+        HttpClient http = HttpClient.newBuilder().connectTimeout(timeout.compareTo(Duration.ofSeconds(5)) < 0
+                ? timeout : Duration.ofSeconds(5)).build();
+        HttpResponse<String> r = http.send(HttpRequest.newBuilder(URI.create(url)).timeout(timeout)
                 .GET().build(), HttpResponse.BodyHandlers.ofString());
         if (r.statusCode() != 200) {
             throw new IOException("GET " + url + " answered " + r.statusCode() + ": " + r.body());
@@ -124,11 +131,11 @@ public final class Scrape {
         return all(name, labels).stream().mapToDouble(Sample::value).sum();
     }
 
-    /** The one value of {@code name} with {@code labels}; fails unless exactly one sample matches. */
+    /** The one value of {@code name} with {@code labels}; throws unless exactly one sample matches. */
     public double value(String name, String... labels) {
         List<Sample> m = all(name, labels);
         if (m.size() != 1) {
-            throw new AssertionError("expected one sample of " + name + " " + List.of(labels) + ", found " + m);
+            throw new IllegalStateException("expected one sample of " + name + " " + List.of(labels) + ", found " + m);
         }
         return m.get(0).value();
     }

@@ -1,4 +1,4 @@
-package io.lastunit.testkit.metrics;
+package io.lastunit.common.metrics;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -34,8 +34,8 @@ class ScrapeTest {
     @Test
     void value_failsUnlessExactlyOneSampleMatches() {
         Scrape s = Scrape.parse(TEXT);
-        assertThatThrownBy(() -> s.value("lastunit_holds_total")).isInstanceOf(AssertionError.class)
+        assertThatThrownBy(() -> s.value("lastunit_holds_total")).isInstanceOf(IllegalStateException.class)
                 .hasMessageContaining("found");
-        assertThatThrownBy(() -> s.value("missing")).isInstanceOf(AssertionError.class);
+        assertThatThrownBy(() -> s.value("missing")).isInstanceOf(IllegalStateException.class);
     }
 }
