@@ -150,9 +150,9 @@ def standby_page(threads, rounds):
                 m = re.match(r"^round=(\d+) (.*)", line)
                 if m:
                     rounds_fo.append(dict(re.findall(r"(\w+)=(-?\d+)", m.group(2))))
-                m = re.match(r"^recovery_ms=(-?\d+)$", line)
+                m = re.match(r"^recovery_ms=(-?\d+|none)$", line)
                 if m:
-                    failover["recovery_ms"] = int(m.group(1))
+                    failover["recovery_ms"] = m.group(1)
     names = {"engine": "lastunit, lane engine in process", "e2e": "lastunit, end to end (router)",
              "single": "single-statement (plain JDBC)"}
     with open(out, "w") as f:
@@ -168,6 +168,21 @@ def standby_page(threads, rounds):
           "a commit returns once the standby flushed it. **Without** (`database=pair-local`): the same kind of pair, the\n"
           "trial's databases with `synchronous_commit = local`: the standby still receives and flushes every WAL record on\n"
           "the same disk, but commits do not wait for it. This machine is shared and noisy: read the ratios.\n\n")
+        loads = []
+        lpath = os.path.join(raw, "standby-loadavg.log")
+        if os.path.exists(lpath):
+            with open(lpath) as lf:
+                for line in lf:
+                    parts = line.split()
+                    if len(parts) >= 3:
+                        try:
+                            loads.append(float(parts[-3]))
+                        except ValueError:
+                            pass
+        if loads:
+            loads.sort()
+            w(f"The machine's 1-minute load average during the run (`/proc/loadavg`, {len(loads)} readings, `standby-loadavg.log`; "
+              f"{os.cpu_count()} cores): min {loads[0]:.1f}, median {loads[len(loads) // 2]:.1f}, max {loads[-1]:.1f}.\n\n")
         w("## Reservations per second, with the standby beside without\n\n")
         w("| scenario | items | with standby | without | with ÷ without (each round) | operations per commit, with / without "
           "| ms decision to commit, with / without | standby's write / flush lag (ms) |\n")
@@ -213,11 +228,12 @@ def standby_page(threads, rounds):
               "once its last process is gone, the standby promoted (`pg_promote`). Recovery = the first RESERVED answer to "
               "a call sent after the old primary was gone (a commit on the promoted standby) minus the last RESERVED answer "
               "that came before (a commit on the old primary: its backends outlive the postmaster by a moment).\n\n")
-            w("| round | recovery ms | SIGKILL → last ack on the old ms | SIGKILL → first ack on the new ms "
+            w("| round | recovery ms | SIGKILL → last ack on the old ms (negative: before it) | SIGKILL → first ack on the new ms "
               "| old primary gone after ms | promotion ms | acks on the old | acks on the new | failed calls |\n"
               "|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
             for i, r in enumerate(rounds_fo, 1):
-                w(f"| {i} | {r.get('recovery_ms')} | {r.get('kill_to_last_old_ack_ms')} | {r.get('kill_to_first_new_ack_ms')} "
+                w(f"| {i} | {r.get('recovery_ms', 'none')} | {r.get('kill_to_last_old_ack_ms', 'none')} "
+                  f"| {r.get('kill_to_first_new_ack_ms', 'none')} "
                   f"| {r.get('kill_ms')} | {r.get('promote_ms')} | {r.get('acks_old')} | {r.get('acks_new')} "
                   f"| {r.get('failed_calls')} |\n")
             w(f"\nMedian recovery: {failover.get('recovery_ms', '?')} ms.\n")

@@ -83,8 +83,12 @@ public final class FailoverCommand implements Callable<Integer> {
     @Option(names = "--wait-seconds", paramLabel = "W", description = "Longest wait after the kill for the first acknowledgement (default ${DEFAULT-VALUE}).")
     int waitSeconds = 60;
 
+    /** A time that could not be measured (no ack on that side); printed as "none". */
+    static final long NONE = Long.MIN_VALUE;
+
     /**
-     * What one round measured; times in ms, -1 where there was nothing to measure: recovery (last
+     * What one round measured; times in ms, {@link #NONE} where there was nothing to measure
+     * (a time from the SIGKILL can be negative: an ack just before it): recovery (last
      * ack on the old primary to first on the new); from the SIGKILL to the last ack on the old one
      * (its backends outlive the postmaster by a moment) and to the first on the new; how long the
      * old primary's processes took to be gone, and the promotion; acks on each side; failed calls.
@@ -92,7 +96,7 @@ public final class FailoverCommand implements Callable<Integer> {
     record Round(long recoveryMs, long killToLastOldAckMs, long killToFirstNewAckMs, long killMs, long promoteMs,
                  long okOld, long okNew, long failed) {
         boolean recovered() {
-            return recoveryMs >= 0;
+            return recoveryMs != NONE;
         }
     }
 
@@ -108,17 +112,17 @@ public final class FailoverCommand implements Callable<Integer> {
         for (int r = 1; r <= rounds; r++) {
             Round round = round(binaries);
             done.add(round);
-            out.printf(Locale.ROOT, "round=%d recovery_ms=%d kill_to_last_old_ack_ms=%d kill_to_first_new_ack_ms=%d"
-                            + " kill_ms=%d promote_ms=%d acks_old=%d acks_new=%d failed_calls=%d%n", r, round.recoveryMs(),
-                    round.killToLastOldAckMs(), round.killToFirstNewAckMs(), round.killMs(), round.promoteMs(),
+            out.printf(Locale.ROOT, "round=%d recovery_ms=%s kill_to_last_old_ack_ms=%s kill_to_first_new_ack_ms=%s"
+                            + " kill_ms=%d promote_ms=%d acks_old=%d acks_new=%d failed_calls=%d%n", r, show(round.recoveryMs()),
+                    show(round.killToLastOldAckMs()), show(round.killToFirstNewAckMs()), round.killMs(), round.promoteMs(),
                     round.okOld(), round.okNew(), round.failed());
             out.flush();
         }
-        long[] recoveries = done.stream().mapToLong(Round::recoveryMs).sorted().toArray();
-        boolean all = done.stream().allMatch(Round::recovered);
+        long[] recoveries = done.stream().filter(Round::recovered).mapToLong(Round::recoveryMs).sorted().toArray();
+        boolean all = recoveries.length == done.size();
         out.printf(Locale.ROOT, "callers=%d rounds=%d recovered=%d recoveries_ms=%s%n", callers, rounds,
-                done.stream().filter(Round::recovered).count(), Arrays.toString(recoveries));
-        out.printf(Locale.ROOT, "recovery_ms=%d%n", all ? recoveries[recoveries.length / 2] : -1);
+                recoveries.length, Arrays.toString(recoveries));
+        out.printf(Locale.ROOT, "recovery_ms=%s%n", all ? Long.toString(recoveries[recoveries.length / 2]) : "none");
         out.flush();
         return all ? ExitCodes.OK : ExitCodes.FAILED;
     }
@@ -231,14 +235,18 @@ public final class FailoverCommand implements Callable<Integer> {
         Round round(long kill, long gone, long promoted) {
             long last = lastOld.get();
             long first = firstNew.get();
-            return new Round(last != Long.MIN_VALUE && first != Long.MAX_VALUE ? ms(first - last) : -1,
-                    last == Long.MIN_VALUE ? -1 : ms(last - kill), first == Long.MAX_VALUE ? -1 : ms(first - kill),
+            return new Round(last != Long.MIN_VALUE && first != Long.MAX_VALUE ? ms(first - last) : NONE,
+                    last == Long.MIN_VALUE ? NONE : ms(last - kill), first == Long.MAX_VALUE ? NONE : ms(first - kill),
                     ms(gone - kill), ms(promoted - gone), okOld.get(), okNew.get(), failed.get());
         }
 
         private static long ms(long nanos) {
-            return nanos / 1_000_000;
+            return Math.floorDiv(nanos, 1_000_000);
         }
+    }
+
+    private static String show(long ms) {
+        return ms == NONE ? "none" : Long.toString(ms);
     }
 
     /** One Reserve with a new key; whether it was answered RESERVED within the deadline. */

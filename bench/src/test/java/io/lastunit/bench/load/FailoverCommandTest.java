@@ -35,6 +35,18 @@ class FailoverCommandTest {
     }
 
     @Test
+    void anAckJustBeforeTheKill_isANegativeTimeFromIt_notNothing() {
+        FailoverCommand.Acks acks = new FailoverCommand.Acks();
+        acks.record(0, 29 * MS + MS / 2, true);
+        acks.oldPrimaryGoneAt(50 * MS);
+        acks.record(60 * MS, 100 * MS, true);
+
+        FailoverCommand.Round r = acks.round(30 * MS, 50 * MS, 90 * MS);
+        assertThat(r.killToLastOldAckMs()).isEqualTo(-1);
+        assertThat(r.recovered()).isTrue();
+    }
+
+    @Test
     void noAckAfterTheKill_isNotARecovery() {
         FailoverCommand.Acks acks = new FailoverCommand.Acks();
         acks.record(0, 10 * MS, true);
@@ -43,7 +55,7 @@ class FailoverCommandTest {
 
         assertThat(acks.recovered()).isFalse();
         assertThat(acks.round(30 * MS, 50 * MS, 90 * MS).recovered()).isFalse();
-        assertThat(acks.round(30 * MS, 50 * MS, 90 * MS).killToFirstNewAckMs()).isEqualTo(-1);
+        assertThat(acks.round(30 * MS, 50 * MS, 90 * MS).killToFirstNewAckMs()).isEqualTo(FailoverCommand.NONE);
     }
 
     @Test
