@@ -9,10 +9,14 @@ import re
 import subprocess
 import sys
 
-raw, out, date, commit, jmh_opts = sys.argv[1:6]
+# `report.py --standby RAW OUT DATE COMMIT JMH_OPTS E2E_OPTS THREADS ROUNDS` writes the standby section's
+# page instead (bench/run standby): every scenario with and without the synchronous standby, and the ratios.
+STANDBY = len(sys.argv) > 1 and sys.argv[1] == "--standby"
+args = sys.argv[2:] if STANDBY else sys.argv[1:]
+raw, out, date, commit, jmh_opts = args[0:5]
 # End-to-end and sold-out runs warm up longer; the latency run sells a warm-up first (bench/run).
 e2e_opts, latency_warmup, latency_seconds, latency_warmup_seconds = (
-    sys.argv[6:10] + [jmh_opts, "?", "?", "0"][len(sys.argv[6:10]):])
+    args[5:9] + [jmh_opts, "?", "?", "0"][len(args[5:9]):])
 
 
 def score(name):
@@ -77,6 +81,169 @@ def load_json(sub):
 def fmt(v):
     return "?" if v != v else f"{v:,.0f}"
 
+
+
+def flush_lags(name):
+    """The standby's mean write and flush lag (ms) over a JMH log's measured iterations: BenchServer's sampler
+    (`write_lag_mean_ms=`, `flush_lag_mean_ms=`, weighted by its samples with a lag), or None."""
+    path = os.path.join(raw, name + ".log")
+    n = write = flush = 0.0
+    if os.path.exists(path):
+        with open(path) as f:
+            for line in f:
+                if not re.search(r"\[standby\] database=\S+ measurement ", line):
+                    continue
+                m = re.search(r"with_lag=(\d+) write_lag_mean_ms=([\d.]+) flush_lag_mean_ms=([\d.]+)", line)
+                if m and int(m.group(1)) > 0:
+                    k = int(m.group(1))
+                    n, write, flush = n + k, write + k * float(m.group(2)), flush + k * float(m.group(3))
+    return (write / n, flush / n) if n else None
+
+
+def fsync_line(log):
+    """(ops/s, µs per op) of fdatasync in pg_test_fsync's "one 8kB write" comparison, or None."""
+    path = os.path.join(raw, log)
+    if not os.path.exists(path):
+        return None
+    with open(path) as f:
+        text = f.read()
+    section = text.split("Compare file sync methods using one 8kB write", 1)
+    if len(section) < 2:
+        return None
+    m = re.search(r"fdatasync\s+([\d.]+) ops/sec\s+([\d.]+) usecs/op", section[1])
+    return (float(m.group(1)), float(m.group(2))) if m else None
+
+
+def standby_page(threads, rounds):
+    rounds = int(rounds)
+    java = subprocess.run(["java", "-version"], capture_output=True, text=True).stderr.splitlines()[0]
+    mean = lambda xs: sum(xs) / len(xs)
+    o = lambda v, spec: "?" if v is None else f"{v:{spec}}"
+    runs = {}  # (scenario, items) -> {"sync": [scores], "local": [...], "ratios": [...], lanes...}
+    for scenario in ("engine", "e2e", "single"):
+        for items in (1, 1000):
+            d = {"sync": [], "local": [], "ratios": [], "opc": {}, "ms": {}, "lag": []}
+            for r in range(1, rounds + 1):
+                sync, _ = score(f"standby-{scenario}-items{items}-pair-sync-r{r}")
+                local, _ = score(f"standby-{scenario}-items{items}-pair-local-r{r}")
+                d["sync"].append(sync)
+                d["local"].append(local)
+                d["ratios"].append(sync / local)
+                for db in ("sync", "local"):
+                    opc, ms, _ = per_commit(lanes(f"standby-{scenario}-items{items}-pair-{db}-r{r}"))
+                    d["opc"].setdefault(db, []).append(opc)
+                    d["ms"].setdefault(db, []).append(ms)
+                lag = flush_lags(f"standby-{scenario}-items{items}-pair-sync-r{r}")
+                if lag:
+                    d["lag"].append(lag)
+            runs[(scenario, items)] = d
+    commit_sync = [score(f"standby-commit-pair-sync-r{r}")[0] for r in range(1, rounds + 1)]
+    commit_local = [score(f"standby-commit-pair-local-r{r}")[0] for r in range(1, rounds + 1)]
+    fsync = fsync_line("standby-pg-test-fsync.log")
+    failover = {}
+    rounds_fo = []
+    path = os.path.join(raw, "standby-failover.log")
+    if os.path.exists(path):
+        with open(path) as f:
+            for line in f:
+                line = line.strip()
+                m = re.match(r"^round=(\d+) (.*)", line)
+                if m:
+                    rounds_fo.append(dict(re.findall(r"(\w+)=(-?\d+)", m.group(2))))
+                m = re.match(r"^recovery_ms=(-?\d+|none)$", line)
+                if m:
+                    failover["recovery_ms"] = m.group(1)
+    names = {"engine": "lastunit, lane engine in process", "e2e": "lastunit, end to end (router)",
+             "single": "single-statement (plain JDBC)"}
+    with open(out, "w") as f:
+        w = f.write
+        w(f"# Benchmark run {date} ({commit}): with and without a synchronous standby\n\n")
+        w(f"Machine: {os.cpu_count()} cores, {platform.system()} {platform.release()}, {java}; both PostgreSQL servers "
+          "on the same machine and disk.\n")
+        w(f"Produced by `bench/run standby` (JMH options `{jmh_opts}`; end to end `{e2e_opts}`; {threads} callers = JMH "
+          f"threads, each blocked on its call; 1 bucket per item; {rounds} round{'s' if rounds != 1 else ''}, the order of "
+          "with and without flipped every other round).\n\n")
+        w("Every trial starts its own embedded primary with a streaming standby on 127.0.0.1, fsync on (BenchServer).\n"
+          "**With** (`database=pair-sync`): `synchronous_standby_names = 'FIRST 1 (standby_a)'`, `synchronous_commit = on`:\n"
+          "a commit returns once the standby flushed it. **Without** (`database=pair-local`): the same kind of pair, the\n"
+          "trial's databases with `synchronous_commit = local`: the standby still receives and flushes every WAL record on\n"
+          "the same disk, but commits do not wait for it. This machine is shared and noisy: read the ratios.\n\n")
+        loads = []
+        lpath = os.path.join(raw, "standby-loadavg.log")
+        if os.path.exists(lpath):
+            with open(lpath) as lf:
+                for line in lf:
+                    parts = line.split()
+                    if len(parts) >= 3:
+                        try:
+                            loads.append(float(parts[-3]))
+                        except ValueError:
+                            pass
+        if loads:
+            loads.sort()
+            w(f"The machine's 1-minute load average during the run (`/proc/loadavg`, {len(loads)} readings, `standby-loadavg.log`; "
+              f"{os.cpu_count()} cores): min {loads[0]:.1f}, median {loads[len(loads) // 2]:.1f}, max {loads[-1]:.1f}.\n\n")
+        w("## Reservations per second, with the standby beside without\n\n")
+        w("| scenario | items | with standby | without | with ÷ without (each round) | operations per commit, with / without "
+          "| ms decision to commit, with / without | standby's write / flush lag (ms) |\n")
+        w("|---|---:|---:|---:|---|---|---|---|\n")
+        for (scenario, items), d in runs.items():
+            each = ", ".join(f"{x:.2f}" for x in d["ratios"])
+            opc = " / ".join(o(mean(v) if all(x is not None for x in v) else None, ".1f") for v in (d["opc"]["sync"], d["opc"]["local"]))
+            ms = " / ".join(o(mean(v) if all(x is not None for x in v) else None, ".2f") for v in (d["ms"]["sync"], d["ms"]["local"]))
+            lag = (f"{mean([x[0] for x in d['lag']]):.2f} / {mean([x[1] for x in d['lag']]):.2f}" if d["lag"] else "?")
+            if scenario == "single":
+                opc, ms = "—", "—"
+            w(f"| {names[scenario]} | {items:,} | {fmt(mean(d['sync']))} | {fmt(mean(d['local']))} "
+              f"| **{mean(d['ratios']):.2f}** ({each}) | {opc} | {ms} | {lag} |\n")
+        w("\nWith ÷ without: the mean of the rounds' ratios (each round's ratio in brackets); figures are the rounds' means.\n"
+          "Operations per commit and decision-to-commit time: the lanes' counters of the measured iterations. The lag:\n"
+          "`pg_stat_replication` on the primary sampled every 250 ms during the measured iterations of the `pair-sync`\n"
+          "trials (the mean of the samples that had one: how long the standby took to confirm WAL written / flushed,\n"
+          "from the primary's local flush; PostgreSQL reports it per WAL position, not per commit).\n\n")
+        w("## The ratios\n\n")
+        w("| items | lastunit engine with ÷ without | lastunit end to end with ÷ without | single-statement with ÷ without "
+          "| engine with standby ÷ single-statement with standby | end to end with standby ÷ single-statement with standby "
+          "| target: lastunit with ÷ without ≥ 0.6 |\n|---:|---:|---:|---:|---:|---:|---|\n")
+        for items in (1, 1000):
+            e, x, s_ = runs[("engine", items)], runs[("e2e", items)], runs[("single", items)]
+            re_, rx, rs = mean(e["ratios"]), mean(x["ratios"]), mean(s_["ratios"])
+            met = "met" if min(re_, rx) >= 0.6 else ("engine only" if re_ >= 0.6 else ("end to end only" if rx >= 0.6 else "not met"))
+            w(f"| {items:,} | {re_:.2f} | {rx:.2f} | {rs:.2f} | {mean(e['sync']) / mean(s_['sync']):.1f}× "
+              f"| {mean(x['sync']) / mean(s_['sync']):.1f}× | {met} |\n")
+        w("\n## What one commit pays for the standby\n\n")
+        cs, cl = mean(commit_sync), mean(commit_local)
+        w("One connection alone updating one row and committing in a loop (`CommitBench`, 1 thread), mean µs per commit:\n\n")
+        w("| with standby | without | difference: the round trip to the standby's flush |\n|---:|---:|---:|\n")
+        w(f"| {cs:,.0f} µs | {cl:,.0f} µs | {cs - cl:,.0f} µs ({cs / cl:.2f}× the commit) |\n\n")
+        if fsync:
+            w(f"The disk's own `fdatasync` of one 8 kB write (`pg_test_fsync -s 2` in the pairs' directory): "
+              f"{fsync[1]:,.0f} µs ({fsync[0]:,.0f}/s).\n\n")
+        else:
+            w("`pg_test_fsync` was not run (no system PostgreSQL with it) or its output had no fdatasync line.\n\n")
+        w("## Failover: last acknowledgement on the old primary to first on the new\n\n")
+        if rounds_fo:
+            w("`lastunit bench failover`: a standalone shard node (default JDBC timeouts) on a fresh pair, 64 closed-loop "
+              "callers on one item, in process, each call with a new key; after 5 s SIGKILL to the primary's postmaster and, "
+              "once its last process is gone, the standby promoted (`pg_promote`). Recovery = the first RESERVED answer to "
+              "a call sent after the old primary was gone (a commit on the promoted standby) minus the last RESERVED answer "
+              "that came before (a commit on the old primary: its backends outlive the postmaster by a moment).\n\n")
+            w("| round | recovery ms | SIGKILL → last ack on the old ms (negative: before it) | SIGKILL → first ack on the new ms "
+              "| old primary gone after ms | promotion ms | acks on the old | acks on the new | failed calls |\n"
+              "|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+            for i, r in enumerate(rounds_fo, 1):
+                w(f"| {i} | {r.get('recovery_ms', 'none')} | {r.get('kill_to_last_old_ack_ms', 'none')} "
+                  f"| {r.get('kill_to_first_new_ack_ms', 'none')} "
+                  f"| {r.get('kill_ms')} | {r.get('promote_ms')} | {r.get('acks_old')} | {r.get('acks_new')} "
+                  f"| {r.get('failed_calls')} |\n")
+            w(f"\nMedian recovery: {failover.get('recovery_ms', '?')} ms.\n")
+        else:
+            w("Not run.\n")
+
+
+if STANDBY:
+    standby_page(*args[6:8])
+    sys.exit(0)
 
 BUCKETS = (1, 4, 16)
 rows = []

@@ -1,7 +1,9 @@
 package io.lastunit.bench.jmh;
 
 import com.zaxxer.hikari.HikariDataSource;
+import java.io.IOException;
 import java.sql.SQLException;
+import java.util.Locale;
 import java.util.concurrent.TimeUnit;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;
@@ -13,6 +15,7 @@ import org.openjdk.jmh.annotations.Scope;
 import org.openjdk.jmh.annotations.Setup;
 import org.openjdk.jmh.annotations.State;
 import org.openjdk.jmh.annotations.TearDown;
+import org.openjdk.jmh.infra.IterationParams;
 
 /**
  * The designs lastunit replaces, as reservations per second, measured with the same callers, the
@@ -45,6 +48,10 @@ import org.openjdk.jmh.annotations.TearDown;
  * are the JMH threads ({@code -t 64} / {@code -t 256}); with more callers than connections the
  * rest wait for the pool, as they would in an application.
  *
+ * <p>{@code database}: the server of {@code LASTUNIT_BENCH_JDBC_URL} ("server", the default), or a
+ * primary with a synchronous standby started for the trial, commits waiting for it ("pair-sync")
+ * or not ("pair-local"): {@link BenchServer}.
+ *
  * <pre>
  * java -jar bench/target/benchmarks.jar 'BaselineBench' -p items=1 -wi 1 -w 3s -i 1 -r 5s -f 1 -t 64
  * </pre>
@@ -62,19 +69,25 @@ public class BaselineBench {
     @Param({"32"})
     public int poolSize;
 
+    /** Where the trial's database is: "server", "pair-sync" or "pair-local" ({@link BenchServer}). */
+    @Param({BenchServer.SERVER})
+    public String database;
+
+    private BenchServer server;
     private BenchDatabase db;
     private HikariDataSource pool;
     private String[] itemIds;
 
     @Setup(Level.Trial)
-    public void setUp() throws SQLException {
-        db = BenchDatabase.create("baseline_" + items);
+    public void setUp() throws IOException, SQLException {
         try {
+            server = BenchServer.start(database);
+            db = server.create("baseline_" + items);
             db.migrate();
             pool = db.pool("baseline", poolSize);
             itemIds = BenchItems.itemIds(items);
             PlainJdbc.createItems(pool, items);
-        } catch (SQLException | RuntimeException | Error e) {
+        } catch (IOException | SQLException | RuntimeException | Error e) {
             tearDown();
             throw e;
         }
@@ -103,8 +116,14 @@ public class BaselineBench {
         return o;
     }
 
+    /** With a standby pair, what pg_stat_replication says after each iteration. */
+    @TearDown(Level.Iteration)
+    public void endIteration(IterationParams iteration) {
+        server.printReplication(iteration.getType().name().toLowerCase(Locale.ROOT));
+    }
+
     @TearDown(Level.Trial)
-    public void tearDown() throws SQLException {
+    public void tearDown() throws IOException, SQLException {
         try {
             if (pool != null) {
                 System.out.printf("%n[BaselineBench items=%d poolSize=%d] %s%n", items, poolSize,
@@ -112,9 +131,16 @@ public class BaselineBench {
             }
         } finally {
             pool = null;
-            if (db != null) {
-                db.close();
-                db = null;
+            try {
+                if (db != null) {
+                    db.close();
+                    db = null;
+                }
+            } finally {
+                if (server != null) {
+                    server.close();
+                    server = null;
+                }
             }
         }
     }

@@ -35,10 +35,18 @@ final class BenchPlatform implements AutoCloseable {
 
     /** Starts the platform; {@code routerSettings} are added to (and override) {@link #ROUTER_LIMITS}. */
     static BenchPlatform start(String label, Map<String, Object> routerSettings) throws Exception {
+        return start(BenchServer.start(BenchServer.SERVER), label, routerSettings);
+    }
+
+    /**
+     * As {@link #start(String, Map)}, with every shard's database on {@code server}; the caller
+     * closes {@code server} after this platform.
+     */
+    static BenchPlatform start(BenchServer server, String label, Map<String, Object> routerSettings) throws Exception {
         BenchPlatform p = new BenchPlatform();
         try {
             LocalPlatform.Builder b = LocalPlatform.builder(shardId -> {
-                BenchDatabase db = BenchDatabase.create(label + "_" + shardId);
+                BenchDatabase db = server.create(label + "_" + shardId);
                 p.databases.add(db);
                 return db.jdbc(0);
             }).cell("shared", List.of(BenchItems.REGION), SHARDS);

@@ -2,6 +2,7 @@ package io.lastunit.bench.jmh;
 
 import io.lastunit.api.inventory.v1.ReserveRequest;
 import io.lastunit.api.inventory.v1.ReserveResponse;
+import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import org.openjdk.jmh.annotations.Benchmark;
@@ -38,6 +39,10 @@ import org.openjdk.jmh.infra.IterationParams;
  * beside {@link LaneEngineBench} run on the same machine. Every item has {@code buckets} escrow
  * buckets (1, 4, 16), as in {@link LaneEngineBench}.
  *
+ * <p>{@code database}: the server of {@code LASTUNIT_BENCH_JDBC_URL} ("server", the default), or a
+ * primary with a synchronous standby started for the trial that both shards' databases are on,
+ * their commits waiting for the standby ("pair-sync") or not ("pair-local"): {@link BenchServer}.
+ *
  * <p>After each iteration it prints that iteration's lane counters ({@link LaneWindow}): operations
  * per commit, decision-to-commit time, JVM CPU per Reserve and Reserves per router → shard call.
  *
@@ -58,6 +63,11 @@ public class EndToEndBench {
     @Param({"1", "4", "16"})
     public int buckets;
 
+    /** Where the shards' databases are: "server", "pair-sync" or "pair-local" ({@link BenchServer}). */
+    @Param({BenchServer.SERVER})
+    public String database;
+
+    private BenchServer server;
     private BenchPlatform platform;
     private RouterClient client;
     private String[] itemIds;
@@ -65,8 +75,9 @@ public class EndToEndBench {
 
     @Setup(Level.Trial)
     public void setUp() throws Exception {
-        platform = BenchPlatform.start("e2e_" + items + "_" + buckets, Map.of());
         try {
+            server = BenchServer.start(database);
+            platform = BenchPlatform.start(server, "e2e_" + items + "_" + buckets, Map.of());
             client = platform.client();
             itemIds = BenchItems.itemIds(items);
             platform.createItems(items, BenchItems.TOTAL, buckets);
@@ -85,6 +96,7 @@ public class EndToEndBench {
     @TearDown(Level.Iteration)
     public void endIteration(IterationParams iteration) {
         window.end(platform.engines(), platform.platform().router().reserveBatches(), iteration);
+        server.printReplication(iteration.getType().name().toLowerCase(Locale.ROOT));
     }
 
     @Benchmark
@@ -106,15 +118,21 @@ public class EndToEndBench {
 
     @TearDown(Level.Trial)
     public void tearDown() throws Exception {
-        if (platform == null) {
-            return;
-        }
         try {
-            System.out.printf("%n[EndToEndBench items=%d]%n%s%n", items, platform.report());
+            if (platform != null) {
+                try {
+                    System.out.printf("%n[EndToEndBench items=%d]%n%s%n", items, platform.report());
+                } finally {
+                    platform.close();
+                }
+            }
         } finally {
-            platform.close();
             platform = null;
             client = null;
+            if (server != null) {
+                server.close();
+                server = null;
+            }
         }
     }
 }

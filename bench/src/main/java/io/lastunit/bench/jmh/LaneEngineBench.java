@@ -16,6 +16,7 @@ import java.sql.Statement;
 import java.time.InstantSource;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Locale;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import org.openjdk.jmh.annotations.Benchmark;
@@ -50,6 +51,10 @@ import org.openjdk.jmh.infra.IterationParams;
  * counters), durable commit before the caller is answered, same callers. The engine's advantage
  * is only what its design earns: one transaction and one bucket-row write per batch.
  *
+ * <p>{@code database}: the server of {@code LASTUNIT_BENCH_JDBC_URL} ("server", the default), or a
+ * primary with a synchronous standby started for the trial, its commits waiting for the standby
+ * ("pair-sync") or not ("pair-local"): {@link BenchServer}.
+ *
  * <p>Buckets: every item is created with {@code buckets} escrow buckets (1, 4, 16); a hot item on
  * several buckets is written by several lanes at once, each with its own transaction.
  *
@@ -83,6 +88,11 @@ public class LaneEngineBench {
     @Param({"none"})
     public String dropIndexes;
 
+    /** Where the trial's database is: "server", "pair-sync" or "pair-local" ({@link BenchServer}). */
+    @Param({BenchServer.SERVER})
+    public String database;
+
+    private BenchServer server;
     private BenchDatabase db;
     private ShardNode node;
     private LaneEngine engine;
@@ -91,8 +101,9 @@ public class LaneEngineBench {
 
     @Setup(Level.Trial)
     public void setUp() throws Exception {
-        db = BenchDatabase.create("engine_" + items + "_" + buckets);
         try {
+            server = BenchServer.start(database);
+            db = server.create("engine_" + items + "_" + buckets);
             ShardProperties p = new ShardProperties();
             p.setId("bench-shard");
             p.setPort(0);
@@ -126,6 +137,7 @@ public class LaneEngineBench {
     @TearDown(Level.Iteration)
     public void endIteration(IterationParams iteration) {
         window.end(List.of(engine), null, iteration);
+        server.printReplication(iteration.getType().name().toLowerCase(Locale.ROOT));
     }
 
     @Benchmark
@@ -192,9 +204,16 @@ public class LaneEngineBench {
             } finally {
                 node = null;
                 engine = null;
-                if (db != null) {
-                    db.close();
-                    db = null;
+                try {
+                    if (db != null) {
+                        db.close();
+                        db = null;
+                    }
+                } finally {
+                    if (server != null) {
+                        server.close();
+                        server = null;
+                    }
                 }
             }
         }
