@@ -18,6 +18,7 @@ import io.lastunit.router.auth.Authenticator;
 import io.lastunit.shard.ShardConfig;
 import io.lastunit.shard.ShardNode;
 import java.io.IOException;
+import java.net.InetSocketAddress;
 import java.net.ServerSocket;
 import java.nio.file.Path;
 import java.sql.SQLException;
@@ -29,6 +30,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.function.Consumer;
+import java.util.function.Function;
 import java.util.function.LongSupplier;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.test.TestingServer;
@@ -50,6 +52,16 @@ public final class LocalPlatform implements AutoCloseable {
 
     /** A cell to create: its name, regions, and shards per region. */
     public record CellSpec(String name, List<String> regions, int shardsPerRegion) {
+    }
+
+    /**
+     * The address routers (and everyone else) are given for a shard, in front of the port its node
+     * listens on: a fault harness answers with a TCP proxy's address, so the links to the shard can
+     * be cut. Asked once per shard at start; the address is the shard's in the topology for good.
+     */
+    @FunctionalInterface
+    public interface ShardFront {
+        String advertise(String shardId, InetSocketAddress listen) throws IOException;
     }
 
     /** Gives each shard its database (created when absent). */
@@ -83,6 +95,8 @@ public final class LocalPlatform implements AutoCloseable {
     private final MovePolicy movePolicy;
     private final MoveFaults moveFaults;
     private final InstantSource moverClock;
+    private final ShardFront shardFront;
+    private final Function<String, InstantSource> shardClocks;
     private AdminServer adminServer;
 
     private EmbeddedZooKeeper zookeeperServer;
@@ -94,6 +108,10 @@ public final class LocalPlatform implements AutoCloseable {
     private final Map<String, ShardInfo> shards = new LinkedHashMap<>();
     private final Map<String, Wired> shardContexts = new HashMap<>();
     private final Map<String, ShardConfig.Jdbc> shardJdbc = new HashMap<>();
+    /** The port each shard node listens on (its topology address differs behind a {@link ShardFront}). */
+    private final Map<String, Integer> shardPorts = new HashMap<>();
+    /** Shard nodes built here with a given clock (not the context's beans, so closed here). */
+    private final Map<String, ShardNode> clockedShards = new HashMap<>();
     private Wired routerContext;
     private RouterNode router;
 
@@ -116,6 +134,8 @@ public final class LocalPlatform implements AutoCloseable {
         this.movePolicy = b.movePolicy;
         this.moveFaults = b.moveFaults;
         this.moverClock = b.moverClock;
+        this.shardFront = b.shardFront;
+        this.shardClocks = b.shardClocks;
     }
 
     public static Builder builder(ShardDatabases databases) {
@@ -143,6 +163,8 @@ public final class LocalPlatform implements AutoCloseable {
         private MovePolicy movePolicy = MovePolicy.defaults();
         private MoveFaults moveFaults = MoveFaults.NONE;
         private InstantSource moverClock = InstantSource.system();
+        private ShardFront shardFront = (id, listen) -> listen.getHostString() + ":" + listen.getPort();
+        private Function<String, InstantSource> shardClocks = id -> null;
 
         private Builder(ShardDatabases databases) {
             this.databases = databases;
@@ -239,6 +261,21 @@ public final class LocalPlatform implements AutoCloseable {
             return this;
         }
 
+        /** The address each shard is given in the topology (default: the port its node listens on). */
+        public Builder shardFront(ShardFront front) {
+            this.shardFront = front;
+            return this;
+        }
+
+        /**
+         * The clock of each shard node's lanes (null for a shard: the system clock). A fault harness
+         * gives a skewed one.
+         */
+        public Builder shardClocks(Function<String, InstantSource> clocks) {
+            this.shardClocks = clocks;
+            return this;
+        }
+
         /** A {@code lastunit.router.*} setting for the router. */
         public Builder routerSetting(String key, Object value) {
             routerOverrides.put(key, value);
@@ -279,8 +316,11 @@ public final class LocalPlatform implements AutoCloseable {
                 }
                 for (int i = 1; i <= cell.shardsPerRegion(); i++) {
                     String id = cell.name() + "-" + region + "-" + i;
+                    int port = freePort();
+                    shardPorts.put(id, port);
+                    String address = shardFront.advertise(id, new InetSocketAddress("127.0.0.1", port));
                     cellShards.add(ShardInfo.newBuilder().setShardId(id).setCell(cell.name()).setRegion(region)
-                            .setAddress("127.0.0.1:" + freePort()).build());
+                            .setAddress(address).build());
                 }
             }
             store.createCell(cell.name(), cell.regions(), cellShards);
@@ -379,7 +419,8 @@ public final class LocalPlatform implements AutoCloseable {
         Map<String, Object> props = new HashMap<>();
         props.put("lastunit.shard.id", shardId);
         props.put("lastunit.shard.host", "127.0.0.1");
-        props.put("lastunit.shard.port", Integer.parseInt(s.getAddress().substring(s.getAddress().lastIndexOf(':') + 1)));
+        props.put("lastunit.shard.port", shardPorts.get(shardId));
+        props.put("lastunit.shard.advertised-address", s.getAddress());
         // Its own region first (the one it serves), then the cell's others (valid in region quotas).
         List<String> regions = new ArrayList<>(List.of(s.getRegion()));
         for (CellSpec c : cells) {
@@ -396,11 +437,20 @@ public final class LocalPlatform implements AutoCloseable {
         props.put("lastunit.shard.read-threads", 1);
         props.putAll(shardOverrides);
         Wired ctx = Wired.run(props);
+        InstantSource clock = shardClocks.apply(shardId);
+        ShardNode node = null;
         try {
-            ShardNode node = ctx.bean(ShardNode.class).start();
+            node = clock == null ? ctx.bean(ShardNode.class) : new ShardNode(ctx.bean(ShardConfig.class), clock, null);
+            node.start();
             shardContexts.put(shardId, ctx);
+            if (clock != null) {
+                clockedShards.put(shardId, node);
+            }
             return node;
         } catch (IOException | RuntimeException e) {
+            if (clock != null && node != null) {
+                node.close();
+            }
             ctx.close();
             throw e;
         }
@@ -422,6 +472,10 @@ public final class LocalPlatform implements AutoCloseable {
 
     /** Stops a shard node: it leaves ZooKeeper, finishes what it accepted, and closes. */
     public void stopShard(String shardId) {
+        ShardNode clocked = clockedShards.remove(shardId);
+        if (clocked != null) {
+            clocked.close();
+        }
         Wired ctx = shardContexts.remove(shardId);
         if (ctx != null) {
             ctx.close();
@@ -468,6 +522,10 @@ public final class LocalPlatform implements AutoCloseable {
     }
 
     public ShardNode shard(String shardId) {
+        ShardNode clocked = clockedShards.get(shardId);
+        if (clocked != null) {
+            return clocked;
+        }
         Wired ctx = shardContexts.get(shardId);
         return ctx == null ? null : ctx.bean(ShardNode.class);
     }
