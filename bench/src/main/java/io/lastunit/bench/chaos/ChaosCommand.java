@@ -218,7 +218,10 @@ public final class ChaosCommand implements Callable<Integer> {
         out.println();
         out.printf(Locale.ROOT, "chaos run, seed %d, %.0f s, %d fault(s):%n", schedule.seed(),
                 schedule.run().toMillis() / 1e3, schedule.faults().size());
-        FaultWindows.table(rows, check.lost(), check.oversold(), totals).print(out, "  ");
+        String failoverNote = platform.asynchronousMillis() >= 0 ? String.format(Locale.ROOT,
+                "new sync standby after %.1f s alone", platform.asynchronousMillis() / 1e3)
+                : "NO synchronous standby since";
+        FaultWindows.table(rows, check.lost(), check.oversold(), totals, failoverNote).print(out, "  ");
         out.println();
         out.printf(Locale.ROOT, "unknowns resolved by key: %,d (%,d of them RESERVED), unresolved: %d%n",
                 c.get(History.Outcome.UNKNOWN), resolvedReserved, unresolved);

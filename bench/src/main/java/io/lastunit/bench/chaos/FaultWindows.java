@@ -15,7 +15,7 @@ import java.util.Set;
  */
 final class FaultWindows {
     /** One fault's row. {@code recoveryMillis} is -1 when no Reserve was acknowledged after the heal. */
-    record Row(FaultRunner.Applied applied, long ok, long soldOut, long unavailable, long unknown,
+    record Row(FaultRunner.Applied applied, long ok, long soldOut, long unavailable, long unknown, long maxMillis,
                long recoveryMillis, long lost) {
     }
 
@@ -32,6 +32,7 @@ final class FaultWindows {
             long unavailable = 0;
             long unknown = 0;
             long lost = 0;
+            long maxNanos = 0;
             long firstAckAfter = Long.MAX_VALUE;
             for (History.Entry e : entries) {
                 if (e.outcome() == History.Outcome.OK && a.clientsHealedNanos() >= 0
@@ -40,6 +41,9 @@ final class FaultWindows {
                 }
                 if (e.invokeNanos() < from || e.invokeNanos() > to) {
                     continue;
+                }
+                if (e.completeNanos() >= 0) {
+                    maxNanos = Math.max(maxNanos, e.completeNanos() - e.invokeNanos());
                 }
                 switch (e.outcome()) {
                     case OK -> {
@@ -58,24 +62,29 @@ final class FaultWindows {
                 }
             }
             long recovery = firstAckAfter == Long.MAX_VALUE ? -1 : (firstAckAfter - a.clientsHealedNanos()) / 1_000_000;
-            rows.add(new Row(a, ok, soldOut, unavailable, unknown, recovery, lost));
+            rows.add(new Row(a, ok, soldOut, unavailable, unknown, maxNanos / 1_000_000, recovery, lost));
         }
         return rows;
     }
 
-    /** The table: one row per fault, then the run's totals (holds lost, oversold) in the last row. */
-    static Table table(List<Row> rows, long lostTotal, long oversoldTotal, String[] totals) {
+    /**
+     * The table: one row per fault, then the run's totals (holds lost, oversold) in the last row;
+     * {@code failoverNote} is said in the failover's row (what its heal did to durability).
+     */
+    static Table table(List<Row> rows, long lostTotal, long oversoldTotal, String[] totals, String failoverNote) {
         Table t = new Table("#", "fault", "target", "#at s", "#for s", "#ok", "#SOLD_OUT", "#UNAVAILABLE", "#unknown",
-                "#recovery ms", "#holds lost", "#oversold", "note");
+                "#max ms", "#recovery ms", "#holds lost", "#oversold", "note");
         for (Row r : rows) {
             FaultRunner.Applied a = r.applied();
-            String note = a.error() != null ? a.error() : a.fault().detail();
+            String note = a.error() != null ? a.error()
+                    : a.fault().kind() == io.lastunit.bench.chaos.plan.FaultKind.PG_FAILOVER ? failoverNote
+                    : a.fault().detail();
             t.row(a.fault().number(), a.fault().kind().label(), a.fault().target(), seconds(a.startNanos()),
                     a.healedNanos() < 0 ? "?" : seconds(a.healedNanos() - a.startNanos()), r.ok(), r.soldOut(),
-                    r.unavailable(), r.unknown(), r.recoveryMillis() < 0 ? "-" : r.recoveryMillis(), r.lost(), "",
-                    note);
+                    r.unavailable(), r.unknown(), r.maxMillis(), r.recoveryMillis() < 0 ? "-" : r.recoveryMillis(),
+                    r.lost(), "", note);
         }
-        t.row("", "whole run", "", "", "", totals[0], totals[1], totals[2], totals[3], "", lostTotal, oversoldTotal,
+        t.row("", "whole run", "", "", "", totals[0], totals[1], totals[2], totals[3], "", "", lostTotal, oversoldTotal,
                 totals[4]);
         return t;
     }

@@ -25,7 +25,9 @@ public record ScheduledFault(int number, FaultKind kind, String target, Duration
 
     @Override
     public String toString() {
-        return String.format(java.util.Locale.ROOT, "#%d %s on %s at +%.1f s for %.1f s%s", number, kind.label(), target,
-                at.toMillis() / 1e3, duration.toMillis() / 1e3, detail.isEmpty() ? "" : " (" + detail + ")");
+        String length = kind == FaultKind.PG_FAILOVER ? "then a new synchronous standby"
+                : String.format(java.util.Locale.ROOT, "for %.1f s", duration.toMillis() / 1e3);
+        return String.format(java.util.Locale.ROOT, "#%d %s on %s at +%.1f s %s%s", number, kind.label(), target,
+                at.toMillis() / 1e3, length, detail.isEmpty() ? "" : " (" + detail + ")");
     }
 }
