@@ -127,13 +127,19 @@ public final class ChaosCommand implements Callable<Integer> {
         for (int i = 1; i <= shards; i++) {
             shardIds.add(Topology.SHARED_CELL + "-" + ChaosPlatform.REGION + "-" + i);
         }
-        ChaosSchedule schedule = ChaosSchedule.plan(chosenSeed, run, kinds, shardIds);
+        ChaosSchedule schedule;
+        try {
+            schedule = ChaosSchedule.plan(chosenSeed, run, kinds, shardIds);
+        } catch (IllegalArgumentException e) {
+            throw new ParameterException(spec.commandLine(), e.getMessage());
+        }
         PrintWriter out = spec.commandLine().getOut();
         printSchedule(out, schedule, buyerCount);
         if (System.getProperty(LOG_PROPERTY) != null) {
             say(out, "the platform's log: " + System.getProperty(LOG_PROPERTY));
         }
-        try (ChaosPlatform platform = ChaosPlatform.start(shards, line -> say(out, line))) {
+        try (ChaosPlatform platform = ChaosPlatform.start(shards, ChaosSchedule.processShard(kinds, shardIds),
+                line -> say(out, line))) {
             return runOn(platform, out, schedule, buyerCount);
         }
     }

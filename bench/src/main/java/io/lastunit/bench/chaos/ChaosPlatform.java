@@ -16,6 +16,7 @@ import io.lastunit.shard.store.local.ShutdownMode;
 import io.lastunit.shard.store.local.StandbyPair;
 import io.lastunit.testkit.faults.ClockSkewNemesis;
 import io.lastunit.testkit.faults.Nemesis;
+import io.lastunit.testkit.faults.PauseNemesis;
 import io.lastunit.testkit.faults.ProxyNemesis;
 import io.lastunit.testkit.faults.SkewedClock;
 import io.lastunit.testkit.faults.TcpProxy;
@@ -35,7 +36,8 @@ import java.util.function.Consumer;
  * crashes), ZooKeeper, one cell of {@code shards} shard nodes and a router, with a {@link TcpProxy}
  * on every link a fault cuts: each shard's two JDBC hosts (primary and standby, in its multi-host
  * URL), each shard's gRPC port (the address the topology gives routers), and ZooKeeper (the
- * connect string everyone is given). Each shard node's lanes run on a {@link SkewedClock}.
+ * connect string everyone is given). Each shard node in this JVM runs its lanes on a
+ * {@link SkewedClock}; the one a pause or a kill targets runs as its own JVM ({@link ShardProcess}).
  *
  * <p>{@link #nemesis} turns a scheduled fault into a {@link Nemesis} on these parts. After the one
  * failover a run may have, the promoted server commits alone until its new synchronous standby
@@ -60,6 +62,7 @@ final class ChaosPlatform implements AutoCloseable {
     private final Map<String, TcpProxy[]> databaseLinks = new LinkedHashMap<>();
     private final Map<String, TcpProxy> shardLinks = new LinkedHashMap<>();
     private final Map<String, SkewedClock> clocks = new LinkedHashMap<>();
+    private final Map<String, ShardProcess> processes = new LinkedHashMap<>();
     private StandbyPair pair;
     private PostgresServer rebuilt;
     private TcpProxy zookeeperLink;
@@ -70,11 +73,15 @@ final class ChaosPlatform implements AutoCloseable {
     private ChaosPlatform() {
     }
 
-    /** Starts everything, each step said on {@code say}; on a failure what started is closed. */
-    static ChaosPlatform start(int shards, Consumer<String> say) throws Exception {
+    /**
+     * Starts everything, each step said on {@code say}; {@code processShard}, when given, runs as its
+     * own JVM ({@link ShardProcess}). On a failure what started is closed.
+     */
+    static ChaosPlatform start(int shards, java.util.Optional<String> processShard, Consumer<String> say)
+            throws Exception {
         ChaosPlatform p = new ChaosPlatform();
         try {
-            p.startAll(shards, say);
+            p.startAll(shards, processShard, say);
             return p;
         } catch (Exception | Error e) {
             p.close();
@@ -82,7 +89,8 @@ final class ChaosPlatform implements AutoCloseable {
         }
     }
 
-    private void startAll(int shards, Consumer<String> say) throws Exception {
+    private void startAll(int shards, java.util.Optional<String> processShard, Consumer<String> say)
+            throws Exception {
         say.accept("starting PostgreSQL: a primary and a synchronous standby ...");
         pair = StandbyPair.start(PostgresBinaries.find(), ServerSettings.defaults().withFsync(false),
                 BaseBackupMethod.AUTO);
@@ -90,7 +98,8 @@ final class ChaosPlatform implements AutoCloseable {
         EmbeddedZooKeeper zk = EmbeddedZooKeeper.start(-1, OwnedTempDirectory.stateDirectory(), say);
         opened.add(zk);
         zookeeperLink = proxy("zookeeper", zk.port());
-        say.accept("starting " + shards + " shard nodes and a router ...");
+        say.accept("starting " + shards + " shard nodes" + processShard.map(id -> " (" + id + " as its own JVM)")
+                .orElse("") + " and a router ...");
         LocalPlatform.Builder b = LocalPlatform.builder(this::database)
                 .cell(Topology.SHARED_CELL, List.of(REGION), shards)
                 .zookeeper(zookeeperLink.address())
@@ -98,10 +107,21 @@ final class ChaosPlatform implements AutoCloseable {
                 .adminServer(false)
                 .leftovers(say)
                 .shardFront(this::front)
-                .shardClocks(id -> clocks.computeIfAbsent(id, x -> new SkewedClock()));
+                .shardClocks(id -> clocks.computeIfAbsent(id, x -> new SkewedClock()))
+                .shardLauncher((id, settings) -> processShard.filter(id::equals).isEmpty() ? null
+                        : launch(id, settings));
         SHARD_SETTINGS.forEach(b::shardSetting);
         platform = b.start();
         opened.add(platform);
+    }
+
+    private ShardProcess launch(String shardId, Map<String, Object> settings) throws IOException {
+        String logFile = System.getProperty(ChaosCommand.LOG_PROPERTY);
+        java.nio.file.Path dir = logFile != null ? java.nio.file.Path.of(logFile).toAbsolutePath().getParent()
+                : java.nio.file.Path.of(System.getProperty("java.io.tmpdir"));
+        ShardProcess p = ShardProcess.start(shardId, settings, dir);
+        processes.put(shardId, p);
+        return p;
     }
 
     private TcpProxy proxy(String name, int port) throws IOException {
@@ -184,6 +204,8 @@ final class ChaosPlatform implements AutoCloseable {
             case ROUTER_SHARD_LATENCY -> ProxyNemesis.latency(shardLink(f), LATENCY_SHARD, LATENCY_SHARD.dividedBy(2));
             case ZOOKEEPER_CUT -> ProxyNemesis.cut(zookeeperLink);
             case CLOCK_SKEW -> new ClockSkewNemesis(clock(f), f.skew());
+            case SHARD_PAUSE -> new PauseNemesis(name, process(f)::pid);
+            case SHARD_KILL -> Nemesis.of(name, process(f)::kill9, io(process(f)::startAgain));
         };
     }
 
@@ -223,6 +245,15 @@ final class ChaosPlatform implements AutoCloseable {
 
     private TcpProxy shardLink(ScheduledFault f) {
         return require(shardLinks.get(f.target()), f);
+    }
+
+    private ShardProcess process(ScheduledFault f) {
+        return require(processes.get(f.target()), f);
+    }
+
+    /** Where the shard nodes running as their own JVMs log. */
+    List<java.io.File> processLogs() {
+        return processes.values().stream().map(ShardProcess::log).toList();
     }
 
     private SkewedClock clock(ScheduledFault f) {

@@ -64,6 +64,16 @@ public final class LocalPlatform implements AutoCloseable {
         String advertise(String shardId, InetSocketAddress listen) throws IOException;
     }
 
+    /**
+     * Runs a shard node somewhere other than this JVM (its own process, for faults a thread cannot
+     * take: kill -9, SIGSTOP), from the settings the platform would give it; null for a shard that
+     * runs here. Closing what it returns stops that node.
+     */
+    @FunctionalInterface
+    public interface ShardLauncher {
+        AutoCloseable launch(String shardId, Map<String, Object> settings) throws IOException;
+    }
+
     /** Gives each shard its database (created when absent). */
     @FunctionalInterface
     public interface ShardDatabases {
@@ -97,6 +107,7 @@ public final class LocalPlatform implements AutoCloseable {
     private final InstantSource moverClock;
     private final ShardFront shardFront;
     private final Function<String, InstantSource> shardClocks;
+    private final ShardLauncher shardLauncher;
     private AdminServer adminServer;
 
     private EmbeddedZooKeeper zookeeperServer;
@@ -112,6 +123,8 @@ public final class LocalPlatform implements AutoCloseable {
     private final Map<String, Integer> shardPorts = new HashMap<>();
     /** Shard nodes built here with a given clock (not the context's beans, so closed here). */
     private final Map<String, ShardNode> clockedShards = new HashMap<>();
+    /** Shard nodes the {@link ShardLauncher} runs elsewhere. */
+    private final Map<String, AutoCloseable> launchedShards = new HashMap<>();
     private Wired routerContext;
     private RouterNode router;
 
@@ -136,6 +149,7 @@ public final class LocalPlatform implements AutoCloseable {
         this.moverClock = b.moverClock;
         this.shardFront = b.shardFront;
         this.shardClocks = b.shardClocks;
+        this.shardLauncher = b.shardLauncher;
     }
 
     public static Builder builder(ShardDatabases databases) {
@@ -165,6 +179,7 @@ public final class LocalPlatform implements AutoCloseable {
         private InstantSource moverClock = InstantSource.system();
         private ShardFront shardFront = (id, listen) -> listen.getHostString() + ":" + listen.getPort();
         private Function<String, InstantSource> shardClocks = id -> null;
+        private ShardLauncher shardLauncher = (id, settings) -> null;
 
         private Builder(ShardDatabases databases) {
             this.databases = databases;
@@ -273,6 +288,12 @@ public final class LocalPlatform implements AutoCloseable {
          */
         public Builder shardClocks(Function<String, InstantSource> clocks) {
             this.shardClocks = clocks;
+            return this;
+        }
+
+        /** Where each shard node runs (default: all in this JVM). */
+        public Builder shardLauncher(ShardLauncher launcher) {
+            this.shardLauncher = launcher;
             return this;
         }
 
@@ -409,9 +430,12 @@ public final class LocalPlatform implements AutoCloseable {
         }
     }
 
-    /** Starts (or starts again) a shard node on its database and port. */
+    /**
+     * Starts (or starts again) a shard node on its database and port; returns it, or null when the
+     * {@link ShardLauncher} runs it elsewhere.
+     */
     public ShardNode startShard(String shardId) throws IOException {
-        if (shardContexts.containsKey(shardId)) {
+        if (shardContexts.containsKey(shardId) || launchedShards.containsKey(shardId)) {
             throw new IllegalStateException("shard " + shardId + " is running");
         }
         ShardInfo s = shards.get(shardId);
@@ -436,6 +460,11 @@ public final class LocalPlatform implements AutoCloseable {
         props.put("lastunit.shard.lanes", lanesPerShard(Runtime.getRuntime().availableProcessors(), shards.size()));
         props.put("lastunit.shard.read-threads", 1);
         props.putAll(shardOverrides);
+        AutoCloseable launched = shardLauncher.launch(shardId, Map.copyOf(props));
+        if (launched != null) {
+            launchedShards.put(shardId, launched);
+            return null;
+        }
         Wired ctx = Wired.run(props);
         InstantSource clock = shardClocks.apply(shardId);
         ShardNode node = null;
@@ -472,6 +501,14 @@ public final class LocalPlatform implements AutoCloseable {
 
     /** Stops a shard node: it leaves ZooKeeper, finishes what it accepted, and closes. */
     public void stopShard(String shardId) {
+        AutoCloseable launched = launchedShards.remove(shardId);
+        if (launched != null) {
+            try {
+                launched.close();
+            } catch (Exception e) {
+                log.warn("shard {} did not stop cleanly: {}", shardId, e.toString());
+            }
+        }
         ShardNode clocked = clockedShards.remove(shardId);
         if (clocked != null) {
             clocked.close();
@@ -546,6 +583,9 @@ public final class LocalPlatform implements AutoCloseable {
             routerContext.close();
         }
         for (String id : new ArrayList<>(shardContexts.keySet())) {
+            stopShard(id);
+        }
+        for (String id : new ArrayList<>(launchedShards.keySet())) {
             stopShard(id);
         }
         if (admin != null) {

@@ -49,6 +49,13 @@ public final class ChaosSchedule {
         if (kinds.isEmpty() || shards.isEmpty()) {
             throw new IllegalArgumentException("kinds=" + kinds + ", shards=" + shards + ": neither may be empty");
         }
+        java.util.Optional<String> processShard = processShard(kinds, shards);
+        List<String> clockShards = processShard.isPresent() ? shards.subList(1, shards.size()) : shards;
+        if (clockShards.isEmpty() && kinds.contains(FaultKind.CLOCK_SKEW)) {
+            throw new IllegalArgumentException("clock-skew needs a shard node in this JVM besides the one that runs"
+                    + " as its own process for " + FaultKind.SHARD_PAUSE.label() + "/" + FaultKind.SHARD_KILL.label()
+                    + ": give at least 2 shards");
+        }
         Random random = new Random(seed);
         List<FaultKind> open = new ArrayList<>(kinds);
         List<ScheduledFault> faults = new ArrayList<>();
@@ -61,8 +68,13 @@ public final class ChaosSchedule {
             FaultKind kind = open.get(random.nextInt(open.size()));
             long steps = (kind.durationMax().toMillis() - kind.durationMin().toMillis()) / STEP_MS;
             long durationMs = kind.durationMin().toMillis() + STEP_MS * (steps == 0 ? 0 : random.nextInt((int) steps + 1));
-            String target = kind.target().perShard() ? shards.get(random.nextInt(shards.size()))
-                    : kind.target() == FaultKind.Target.POSTGRES ? "postgres" : "zookeeper";
+            String target = switch (kind.target()) {
+                case POSTGRES -> "postgres";
+                case ZOOKEEPER -> "zookeeper";
+                case SHARD_PROCESS -> processShard.orElseThrow();
+                case SHARD_CLOCK -> clockShards.get(random.nextInt(clockShards.size()));
+                case SHARD_DATABASE_LINK, SHARD_LINK -> shards.get(random.nextInt(shards.size()));
+            };
             String detail = kind == FaultKind.CLOCK_SKEW ? (random.nextBoolean() ? "+" : "-") + SKEW.toMinutes() + " min"
                     : "";
             long gapMs = GAP_MIN.toMillis() + STEP_MS * random.nextInt(
@@ -80,6 +92,15 @@ public final class ChaosSchedule {
             t = f.clearAt().toMillis() + gapMs;
         }
         return new ChaosSchedule(seed, run, faults);
+    }
+
+    /**
+     * The shard that runs as its own JVM: the first, when {@code kinds} has a fault of a
+     * {@link FaultKind.Target#SHARD_PROCESS}; else none, and every shard runs in the run's JVM.
+     */
+    public static java.util.Optional<String> processShard(List<FaultKind> kinds, List<String> shards) {
+        return kinds.stream().anyMatch(k -> k.target() == FaultKind.Target.SHARD_PROCESS) && !shards.isEmpty()
+                ? java.util.Optional.of(shards.get(0)) : java.util.Optional.empty();
     }
 
     /** Quiet time at the start: a tenth of the run, 5..30 s. */

@@ -33,15 +33,23 @@ public enum FaultKind {
     /** Everyone↔ZooKeeper: every connection reset, new ones too, for less than a session. */
     ZOOKEEPER_CUT("zookeeper-cut", Target.ZOOKEEPER, 1_000, 4_000, 1_000, false),
     /** A shard node's clock 15 minutes ahead of, or behind, the database's. */
-    CLOCK_SKEW("clock-skew", Target.SHARD_CLOCK, 3_000, 8_000, 0, false);
+    CLOCK_SKEW("clock-skew", Target.SHARD_CLOCK, 3_000, 8_000, 0, false),
+    /** The shard node's JVM stopped (SIGSTOP), for less than its ZooKeeper session, then SIGCONT. */
+    SHARD_PAUSE("shard-pause", Target.SHARD_PROCESS, 2_000, 6_000, 1_000, false),
+    /** The shard node's JVM killed (SIGKILL); heal: a new JVM on the same database and port. */
+    SHARD_KILL("shard-kill", Target.SHARD_PROCESS, 1_000, 4_000, 25_000, false);
 
-    /** What a fault is applied to. */
+    /**
+     * What a fault is applied to. A {@link #SHARD_PROCESS} is the first shard, which then runs as
+     * its own JVM; a {@link #SHARD_CLOCK} is a shard node in the run's own JVM (its clock is
+     * injected), so one of the others when there is a process shard.
+     */
     public enum Target {
-        POSTGRES, SHARD_DATABASE_LINK, SHARD_LINK, ZOOKEEPER, SHARD_CLOCK;
+        POSTGRES, SHARD_DATABASE_LINK, SHARD_LINK, ZOOKEEPER, SHARD_CLOCK, SHARD_PROCESS;
 
         /** Whether the target is one per shard (the schedule picks the shard). */
-        boolean perShard() {
-            return this == SHARD_DATABASE_LINK || this == SHARD_LINK || this == SHARD_CLOCK;
+        public boolean perShard() {
+            return this != POSTGRES && this != ZOOKEEPER;
         }
     }
 

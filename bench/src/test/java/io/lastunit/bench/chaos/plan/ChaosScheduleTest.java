@@ -65,6 +65,8 @@ class ChaosScheduleTest {
                 .isInstanceOf(IllegalArgumentException.class);
         assertThatThrownBy(() -> ChaosSchedule.plan(1, Duration.ofMinutes(1), ALL, List.of()))
                 .isInstanceOf(IllegalArgumentException.class);
+        assertThatThrownBy(() -> ChaosSchedule.plan(1, Duration.ofMinutes(1), ALL, List.of("only")))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("at least 2 shards");
     }
 
     private static void assertBounds(ChaosSchedule s, List<FaultKind> kinds) {
@@ -82,6 +84,12 @@ class ChaosScheduleTest {
             failovers += f.kind() == FaultKind.PG_FAILOVER ? 1 : 0;
             if (f.kind().target().perShard()) {
                 assertThat(SHARDS).contains(f.target());
+            }
+            if (f.kind().target() == FaultKind.Target.SHARD_PROCESS) {
+                assertThat(f.target()).as("the process shard").isEqualTo(SHARDS.get(0));
+            }
+            if (f.kind() == FaultKind.CLOCK_SKEW && kinds.contains(FaultKind.SHARD_KILL)) {
+                assertThat(f.target()).as("a clock is skewed in this JVM").isNotEqualTo(SHARDS.get(0));
             }
         }
         assertThat(failovers).as("failovers in %s", s).isLessThanOrEqualTo(1);
