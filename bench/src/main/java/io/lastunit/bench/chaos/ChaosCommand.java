@@ -138,9 +138,31 @@ public final class ChaosCommand implements Callable<Integer> {
         if (System.getProperty(LOG_PROPERTY) != null) {
             say(out, "the platform's log: " + System.getProperty(LOG_PROPERTY));
         }
-        try (ChaosPlatform platform = ChaosPlatform.start(shards, ChaosSchedule.processShard(kinds, shardIds),
-                line -> say(out, line))) {
+        // Ctrl-C: every server and process the run started is stopped (the JVM then exits, 130).
+        ChaosPlatform platform = new ChaosPlatform();
+        Thread hook = new Thread(() -> {
+            say(out, "chaos: stopping the platform ...");
+            closeQuietly(platform);
+        }, "chaos-shutdown");
+        Runtime.getRuntime().addShutdownHook(hook);
+        try {
+            platform.start(shards, ChaosSchedule.processShard(kinds, shardIds), line -> say(out, line));
             return runOn(platform, out, schedule, buyerCount);
+        } finally {
+            platform.close();
+            try {
+                Runtime.getRuntime().removeShutdownHook(hook);
+            } catch (IllegalStateException shuttingDown) {
+                // the hook runs, or ran
+            }
+        }
+    }
+
+    private static void closeQuietly(ChaosPlatform platform) {
+        try {
+            platform.close();
+        } catch (Exception e) {
+            System.err.println("chaos: closing the platform failed: " + e);
         }
     }
 

@@ -69,34 +69,20 @@ final class ChaosPlatform implements AutoCloseable {
     private LocalPlatform platform;
     private long failedOverAtNanos;
     private long asynchronousNanos = -1;
+    private boolean closed; // guarded by this
 
-    private ChaosPlatform() {
+    ChaosPlatform() {
     }
 
     /**
      * Starts everything, each step said on {@code say}; {@code processShard}, when given, runs as its
-     * own JVM ({@link ShardProcess}). On a failure what started is closed.
+     * own JVM ({@link ShardProcess}). On a failure the caller closes what started.
      */
-    static ChaosPlatform start(int shards, java.util.Optional<String> processShard, Consumer<String> say)
-            throws Exception {
-        ChaosPlatform p = new ChaosPlatform();
-        try {
-            p.startAll(shards, processShard, say);
-            return p;
-        } catch (Exception | Error e) {
-            p.close();
-            throw e;
-        }
-    }
-
-    private void startAll(int shards, java.util.Optional<String> processShard, Consumer<String> say)
-            throws Exception {
+    void start(int shards, java.util.Optional<String> processShard, Consumer<String> say) throws Exception {
         say.accept("starting PostgreSQL: a primary and a synchronous standby ...");
-        pair = StandbyPair.start(PostgresBinaries.find(), ServerSettings.defaults().withFsync(false),
-                BaseBackupMethod.AUTO);
-        opened.add(pair);
-        EmbeddedZooKeeper zk = EmbeddedZooKeeper.start(-1, OwnedTempDirectory.stateDirectory(), say);
-        opened.add(zk);
+        pair = opened(StandbyPair.start(PostgresBinaries.find(), ServerSettings.defaults().withFsync(false),
+                BaseBackupMethod.AUTO));
+        EmbeddedZooKeeper zk = opened(EmbeddedZooKeeper.start(-1, OwnedTempDirectory.stateDirectory(), say));
         zookeeperLink = proxy("zookeeper", zk.port());
         say.accept("starting " + shards + " shard nodes" + processShard.map(id -> " (" + id + " as its own JVM)")
                 .orElse("") + " and a router ...");
@@ -111,8 +97,7 @@ final class ChaosPlatform implements AutoCloseable {
                 .shardLauncher((id, settings) -> processShard.filter(id::equals).isEmpty() ? null
                         : launch(id, settings));
         SHARD_SETTINGS.forEach(b::shardSetting);
-        platform = b.start();
-        opened.add(platform);
+        platform = opened(b.start());
     }
 
     private ShardProcess launch(String shardId, Map<String, Object> settings) throws IOException {
@@ -125,9 +110,21 @@ final class ChaosPlatform implements AutoCloseable {
     }
 
     private TcpProxy proxy(String name, int port) throws IOException {
-        TcpProxy proxy = TcpProxy.start(name, new InetSocketAddress(PostgresServer.HOST, port));
-        opened.add(proxy);
-        return proxy;
+        return opened(TcpProxy.start(name, new InetSocketAddress(PostgresServer.HOST, port)));
+    }
+
+    /** Remembers a part to close; closed at once if the platform was closed meanwhile (a shutdown). */
+    private synchronized <T extends AutoCloseable> T opened(T part) throws IOException {
+        if (closed) {
+            try {
+                part.close();
+            } catch (Exception e) {
+                throw new IOException("closed while it started: " + e.getMessage(), e);
+            }
+            throw new IOException("the chaos platform is closed");
+        }
+        opened.add(part);
+        return part;
     }
 
     /** The shard's database on the pair, reached through a proxy to each of the two hosts. */
@@ -232,7 +229,7 @@ final class ChaosPlatform implements AutoCloseable {
                 throw new IOException("could not make standby " + REBUILT_STANDBY + " of " + promoted.describe()
                         + ": " + e.getMessage(), e);
             }
-            opened.add(rebuilt);
+            opened(rebuilt);
         }
         promoted.requireSynchronousStandby("FIRST 1 (" + REBUILT_STANDBY + ")");
         promoted.awaitSynchronous(REBUILT_STANDBY);
@@ -294,9 +291,14 @@ final class ChaosPlatform implements AutoCloseable {
         };
     }
 
-    /** Heals every link, then closes in the reverse order of the start: the platform before its servers. */
+    /**
+     * Closes the platform first (its shards finish their commits while every server still runs),
+     * then the rest in the reverse order of the start. Idempotent and thread-safe: a shutdown hook
+     * may call it while the run is still going.
+     */
     @Override
-    public void close() throws Exception {
+    public synchronized void close() throws Exception {
+        closed = true;
         Exception failure = null;
         if (platform != null && opened.remove(platform)) {
             opened.add(platform); // first: its shards finish their commits while every server still runs

@@ -23,8 +23,8 @@ import java.util.concurrent.TimeUnit;
  * Its output goes to a log file beside the run's. Not thread-safe: one fault at a time.
  *
  * <p>Hazard: a JVM left running outlives the run; {@link #close()} ends it (SIGTERM, then SIGKILL
- * after {@link #STOP_WAIT}), and a node left stopped by a pause is resumed by the pause's heal,
- * which the run always calls.
+ * after {@link #STOP_WAIT}), a JVM shutdown hook kills it if the run is stopped first (Ctrl-C),
+ * and a node left stopped by a pause is resumed by the pause's heal, which the run always calls.
  */
 final class ShardProcess implements AutoCloseable {
     /** The jar, unless {@code -Dlastunit.shard.jar} names it: from the repository root or from bench/. */
@@ -37,7 +37,8 @@ final class ShardProcess implements AutoCloseable {
     private final List<String> command;
     private final File log;
     private final ManagedChannel health;
-    private Process process;
+    private final Thread killOnExit = new Thread(this::killNow, "chaos-shard-process-kill");
+    private volatile Process process;
     private int starts;
 
     private ShardProcess(String shardId, List<String> command, File log, int port) {
@@ -59,6 +60,8 @@ final class ShardProcess implements AutoCloseable {
         File log = logDirectory.resolve("lastunit-chaos-" + ProcessHandle.current().pid() + "-" + shardId + ".log")
                 .toFile();
         ShardProcess p = new ShardProcess(shardId, cmd, log, ((Number) settings.get("lastunit.shard.port")).intValue());
+        // A run stopped by Ctrl-C must not leave the JVM behind (stopped, perhaps): SIGKILL it.
+        Runtime.getRuntime().addShutdownHook(p.killOnExit);
         try {
             p.startAgain();
         } catch (IOException | RuntimeException e) {
@@ -144,6 +147,13 @@ final class ShardProcess implements AutoCloseable {
         return log;
     }
 
+    private void killNow() {
+        Process p = process;
+        if (p != null) {
+            p.destroyForcibly();
+        }
+    }
+
     /** SIGTERM (the node drains and leaves ZooKeeper), then SIGKILL if it has not ended in time. Idempotent. */
     @Override
     public void close() {
@@ -159,6 +169,11 @@ final class ShardProcess implements AutoCloseable {
             kill9();
         } finally {
             health.shutdownNow();
+            try {
+                Runtime.getRuntime().removeShutdownHook(killOnExit);
+            } catch (IllegalStateException shuttingDown) {
+                // the hook runs, or ran: the process is killed either way
+            }
         }
     }
 }
