@@ -18,6 +18,7 @@ import io.lastunit.router.auth.Authenticator;
 import io.lastunit.shard.ShardConfig;
 import io.lastunit.shard.ShardNode;
 import java.io.IOException;
+import java.net.InetSocketAddress;
 import java.net.ServerSocket;
 import java.nio.file.Path;
 import java.sql.SQLException;
@@ -29,6 +30,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.function.Consumer;
+import java.util.function.Function;
 import java.util.function.LongSupplier;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.test.TestingServer;
@@ -50,6 +52,26 @@ public final class LocalPlatform implements AutoCloseable {
 
     /** A cell to create: its name, regions, and shards per region. */
     public record CellSpec(String name, List<String> regions, int shardsPerRegion) {
+    }
+
+    /**
+     * The address routers (and everyone else) are given for a shard, in front of the port its node
+     * listens on: a fault harness answers with a TCP proxy's address, so the links to the shard can
+     * be cut. Asked once per shard at start; the address is the shard's in the topology for good.
+     */
+    @FunctionalInterface
+    public interface ShardFront {
+        String advertise(String shardId, InetSocketAddress listen) throws IOException;
+    }
+
+    /**
+     * Runs a shard node somewhere other than this JVM (its own process, for faults a thread cannot
+     * take: kill -9, SIGSTOP), from the settings the platform would give it; null for a shard that
+     * runs here. Closing what it returns stops that node.
+     */
+    @FunctionalInterface
+    public interface ShardLauncher {
+        AutoCloseable launch(String shardId, Map<String, Object> settings) throws IOException;
     }
 
     /** Gives each shard its database (created when absent). */
@@ -83,6 +105,9 @@ public final class LocalPlatform implements AutoCloseable {
     private final MovePolicy movePolicy;
     private final MoveFaults moveFaults;
     private final InstantSource moverClock;
+    private final ShardFront shardFront;
+    private final Function<String, InstantSource> shardClocks;
+    private final ShardLauncher shardLauncher;
     private AdminServer adminServer;
 
     private EmbeddedZooKeeper zookeeperServer;
@@ -94,6 +119,12 @@ public final class LocalPlatform implements AutoCloseable {
     private final Map<String, ShardInfo> shards = new LinkedHashMap<>();
     private final Map<String, Wired> shardContexts = new HashMap<>();
     private final Map<String, ShardConfig.Jdbc> shardJdbc = new HashMap<>();
+    /** The port each shard node listens on (its topology address differs behind a {@link ShardFront}). */
+    private final Map<String, Integer> shardPorts = new HashMap<>();
+    /** Shard nodes built here with a given clock (not the context's beans, so closed here). */
+    private final Map<String, ShardNode> clockedShards = new HashMap<>();
+    /** Shard nodes the {@link ShardLauncher} runs elsewhere. */
+    private final Map<String, AutoCloseable> launchedShards = new HashMap<>();
     private Wired routerContext;
     private RouterNode router;
 
@@ -116,6 +147,9 @@ public final class LocalPlatform implements AutoCloseable {
         this.movePolicy = b.movePolicy;
         this.moveFaults = b.moveFaults;
         this.moverClock = b.moverClock;
+        this.shardFront = b.shardFront;
+        this.shardClocks = b.shardClocks;
+        this.shardLauncher = b.shardLauncher;
     }
 
     public static Builder builder(ShardDatabases databases) {
@@ -143,6 +177,9 @@ public final class LocalPlatform implements AutoCloseable {
         private MovePolicy movePolicy = MovePolicy.defaults();
         private MoveFaults moveFaults = MoveFaults.NONE;
         private InstantSource moverClock = InstantSource.system();
+        private ShardFront shardFront = (id, listen) -> listen.getHostString() + ":" + listen.getPort();
+        private Function<String, InstantSource> shardClocks = id -> null;
+        private ShardLauncher shardLauncher = (id, settings) -> null;
 
         private Builder(ShardDatabases databases) {
             this.databases = databases;
@@ -239,6 +276,27 @@ public final class LocalPlatform implements AutoCloseable {
             return this;
         }
 
+        /** The address each shard is given in the topology (default: the port its node listens on). */
+        public Builder shardFront(ShardFront front) {
+            this.shardFront = front;
+            return this;
+        }
+
+        /**
+         * The clock of each shard node's lanes (null for a shard: the system clock). A fault harness
+         * gives a skewed one.
+         */
+        public Builder shardClocks(Function<String, InstantSource> clocks) {
+            this.shardClocks = clocks;
+            return this;
+        }
+
+        /** Where each shard node runs (default: all in this JVM). */
+        public Builder shardLauncher(ShardLauncher launcher) {
+            this.shardLauncher = launcher;
+            return this;
+        }
+
         /** A {@code lastunit.router.*} setting for the router. */
         public Builder routerSetting(String key, Object value) {
             routerOverrides.put(key, value);
@@ -279,8 +337,11 @@ public final class LocalPlatform implements AutoCloseable {
                 }
                 for (int i = 1; i <= cell.shardsPerRegion(); i++) {
                     String id = cell.name() + "-" + region + "-" + i;
+                    int port = freePort();
+                    shardPorts.put(id, port);
+                    String address = shardFront.advertise(id, new InetSocketAddress("127.0.0.1", port));
                     cellShards.add(ShardInfo.newBuilder().setShardId(id).setCell(cell.name()).setRegion(region)
-                            .setAddress("127.0.0.1:" + freePort()).build());
+                            .setAddress(address).build());
                 }
             }
             store.createCell(cell.name(), cell.regions(), cellShards);
@@ -369,9 +430,12 @@ public final class LocalPlatform implements AutoCloseable {
         }
     }
 
-    /** Starts (or starts again) a shard node on its database and port. */
+    /**
+     * Starts (or starts again) a shard node on its database and port; returns it, or null when the
+     * {@link ShardLauncher} runs it elsewhere.
+     */
     public ShardNode startShard(String shardId) throws IOException {
-        if (shardContexts.containsKey(shardId)) {
+        if (shardContexts.containsKey(shardId) || launchedShards.containsKey(shardId)) {
             throw new IllegalStateException("shard " + shardId + " is running");
         }
         ShardInfo s = shards.get(shardId);
@@ -379,7 +443,8 @@ public final class LocalPlatform implements AutoCloseable {
         Map<String, Object> props = new HashMap<>();
         props.put("lastunit.shard.id", shardId);
         props.put("lastunit.shard.host", "127.0.0.1");
-        props.put("lastunit.shard.port", Integer.parseInt(s.getAddress().substring(s.getAddress().lastIndexOf(':') + 1)));
+        props.put("lastunit.shard.port", shardPorts.get(shardId));
+        props.put("lastunit.shard.advertised-address", s.getAddress());
         // Its own region first (the one it serves), then the cell's others (valid in region quotas).
         List<String> regions = new ArrayList<>(List.of(s.getRegion()));
         for (CellSpec c : cells) {
@@ -395,12 +460,26 @@ public final class LocalPlatform implements AutoCloseable {
         props.put("lastunit.shard.lanes", lanesPerShard(Runtime.getRuntime().availableProcessors(), shards.size()));
         props.put("lastunit.shard.read-threads", 1);
         props.putAll(shardOverrides);
+        AutoCloseable launched = shardLauncher.launch(shardId, Map.copyOf(props));
+        if (launched != null) {
+            launchedShards.put(shardId, launched);
+            return null;
+        }
         Wired ctx = Wired.run(props);
+        InstantSource clock = shardClocks.apply(shardId);
+        ShardNode node = null;
         try {
-            ShardNode node = ctx.bean(ShardNode.class).start();
+            node = clock == null ? ctx.bean(ShardNode.class) : new ShardNode(ctx.bean(ShardConfig.class), clock, null);
+            node.start();
             shardContexts.put(shardId, ctx);
+            if (clock != null) {
+                clockedShards.put(shardId, node);
+            }
             return node;
         } catch (IOException | RuntimeException e) {
+            if (clock != null && node != null) {
+                node.close();
+            }
             ctx.close();
             throw e;
         }
@@ -422,6 +501,18 @@ public final class LocalPlatform implements AutoCloseable {
 
     /** Stops a shard node: it leaves ZooKeeper, finishes what it accepted, and closes. */
     public void stopShard(String shardId) {
+        AutoCloseable launched = launchedShards.remove(shardId);
+        if (launched != null) {
+            try {
+                launched.close();
+            } catch (Exception e) {
+                log.warn("shard {} did not stop cleanly: {}", shardId, e.toString());
+            }
+        }
+        ShardNode clocked = clockedShards.remove(shardId);
+        if (clocked != null) {
+            clocked.close();
+        }
         Wired ctx = shardContexts.remove(shardId);
         if (ctx != null) {
             ctx.close();
@@ -468,6 +559,10 @@ public final class LocalPlatform implements AutoCloseable {
     }
 
     public ShardNode shard(String shardId) {
+        ShardNode clocked = clockedShards.get(shardId);
+        if (clocked != null) {
+            return clocked;
+        }
         Wired ctx = shardContexts.get(shardId);
         return ctx == null ? null : ctx.bean(ShardNode.class);
     }
@@ -488,6 +583,9 @@ public final class LocalPlatform implements AutoCloseable {
             routerContext.close();
         }
         for (String id : new ArrayList<>(shardContexts.keySet())) {
+            stopShard(id);
+        }
+        for (String id : new ArrayList<>(launchedShards.keySet())) {
             stopShard(id);
         }
         if (admin != null) {
