@@ -13,23 +13,14 @@ import picocli.CommandLine.Spec;
 /**
  * {@code ./lastunit bench}: load generators against a lastunit platform. The launcher runs it as
  * {@code java -cp bench/target/benchmarks.jar io.lastunit.bench.load.FlashSaleLoad "$@"} (the
-<<<<<<< HEAD
- * jar's own main is JMH's). Commands: {@code flash-sale} ({@link FlashSaleCommand}), {@code move} ({@link MoveCommand}) and
- * {@code failover} ({@link FailoverCommand}).
-=======
- * jar's own main is JMH's). Commands: {@code flash-sale} ({@link FlashSaleCommand}), {@code move} ({@link MoveCommand})
- * and {@code chaos} ({@link ChaosCommand}).
->>>>>>> chaos
+ * jar's own main is JMH's). Commands: {@code flash-sale} ({@link FlashSaleCommand}), {@code move}
+ * ({@link MoveCommand}), {@code failover} ({@link FailoverCommand}) and {@code chaos} ({@link ChaosCommand}).
  *
  * <p>Exit codes as every lastunit command ({@link ExitCodes}): 0 ok, 1 something wrong found, 2
  * bad options, 3 something could not be reached. Expected errors print one {@code error: ...} line.
  */
 @Command(name = "lastunit bench", mixinStandardHelpOptions = true, version = "lastunit bench 0.1.0-SNAPSHOT",
-<<<<<<< HEAD
-        subcommands = {FlashSaleCommand.class, MoveCommand.class, FailoverCommand.class},
-=======
-        subcommands = {FlashSaleCommand.class, MoveCommand.class, ChaosCommand.class},
->>>>>>> chaos
+        subcommands = {FlashSaleCommand.class, MoveCommand.class, FailoverCommand.class, ChaosCommand.class},
         description = "Load generators against a lastunit platform (the JMH suite runs with java -jar bench/target/benchmarks.jar).",
         footer = {"", "Exit codes: 0 ok, 1 something wrong found (drift, failed calls, inexact sale), 2 bad options,"
                 + " 3 ZooKeeper or a shard unreachable."})
@@ -51,10 +42,6 @@ public final class FlashSaleLoad implements Callable<Integer> {
 
     @Override
     public Integer call() {
-<<<<<<< HEAD
-        throw new ParameterException(spec.commandLine(), "a command is required: flash-sale, move or failover");
-=======
-        throw new ParameterException(spec.commandLine(), "a command is required: flash-sale, move or chaos");
->>>>>>> chaos
+        throw new ParameterException(spec.commandLine(), "a command is required: flash-sale, move, failover or chaos");
     }
 }
