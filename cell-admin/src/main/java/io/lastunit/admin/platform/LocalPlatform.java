@@ -58,6 +58,17 @@ public final class LocalPlatform implements AutoCloseable {
         ShardConfig.Jdbc forShard(String shardId) throws SQLException;
     }
 
+    /**
+     * The address routers (and balancers, and the cross-shard check) dial for a shard, given the
+     * address the shard node listens on: by default that same address. A fault test returns a
+     * {@code TcpProxy}'s address in front of it, so every call to that shard crosses the proxy while
+     * the node listens on its own port. Called once per shard, before the cell is created.
+     */
+    @FunctionalInterface
+    public interface DialAddresses {
+        String dialAddress(String shardId, String listenAddress) throws IOException;
+    }
+
     /** How often a local platform's admin server resumes moves no mover holds. */
     public static final Duration ADMIN_RESUME_INTERVAL_DEFAULT = Duration.ofSeconds(5);
 
@@ -70,6 +81,8 @@ public final class LocalPlatform implements AutoCloseable {
     private final int routerPort;
     private final List<String> tokenGrants;
     private final Map<String, Object> shardOverrides;
+    private final Map<String, Map<String, Object>> shardOverridesById;
+    private final DialAddresses dialAddresses;
     private final Map<String, Object> routerOverrides;
     private final int balancerCount;
     private final java.util.function.Consumer<BalancerConfig.Builder> balancerSettings;
@@ -92,6 +105,8 @@ public final class LocalPlatform implements AutoCloseable {
     static final int LANES_PER_SHARD_MAX = 4;
 
     private final Map<String, ShardInfo> shards = new LinkedHashMap<>();
+    /** Each shard's port on 127.0.0.1; its {@link ShardInfo#getAddress} may be another (see {@link DialAddresses}). */
+    private final Map<String, Integer> listenPorts = new HashMap<>();
     private final Map<String, Wired> shardContexts = new HashMap<>();
     private final Map<String, ShardConfig.Jdbc> shardJdbc = new HashMap<>();
     private Wired routerContext;
@@ -104,6 +119,10 @@ public final class LocalPlatform implements AutoCloseable {
         this.routerPort = b.routerPort;
         this.tokenGrants = List.copyOf(b.tokenGrants);
         this.shardOverrides = Map.copyOf(b.shardOverrides);
+        Map<String, Map<String, Object>> byId = new HashMap<>();
+        b.shardOverridesById.forEach((id, m) -> byId.put(id, Map.copyOf(m)));
+        this.shardOverridesById = Map.copyOf(byId);
+        this.dialAddresses = b.dialAddresses;
         this.routerOverrides = Map.copyOf(b.routerOverrides);
         this.balancerCount = b.balancers;
         this.balancerSettings = b.balancerSettings;
@@ -131,6 +150,8 @@ public final class LocalPlatform implements AutoCloseable {
         private final List<String> tokenGrants = new ArrayList<>(
                 List.of(Authenticator.sha256Hex(DEV_TOKEN) + ":dev:*:admin"));
         private final Map<String, Object> shardOverrides = new HashMap<>();
+        private final Map<String, Map<String, Object>> shardOverridesById = new HashMap<>();
+        private DialAddresses dialAddresses = (shardId, listen) -> listen;
         private final Map<String, Object> routerOverrides = new HashMap<>();
         private int balancers = 1;
         private java.util.function.Consumer<BalancerConfig.Builder> balancerSettings = b -> { };
@@ -173,6 +194,24 @@ public final class LocalPlatform implements AutoCloseable {
         /** A {@code lastunit.shard.*} setting for every shard node. */
         public Builder shardSetting(String key, Object value) {
             shardOverrides.put(key, value);
+            return this;
+        }
+
+        /**
+         * A {@code lastunit.shard.*} setting for the one shard node {@code shardId} (ids are
+         * {@code <cell>-<region>-<n>}, n from 1), applied after those of {@link #shardSetting(String, Object)}.
+         */
+        public Builder shardSetting(String shardId, String key, Object value) {
+            shardOverridesById.computeIfAbsent(shardId, id -> new HashMap<>()).put(key, value);
+            return this;
+        }
+
+        /**
+         * Where routers dial each shard ({@link DialAddresses}); the shard node advertises that
+         * address too, and listens on its own port ({@link LocalPlatform#listenAddress}).
+         */
+        public Builder dialAddresses(DialAddresses addresses) {
+            this.dialAddresses = addresses;
             return this;
         }
 
@@ -279,8 +318,10 @@ public final class LocalPlatform implements AutoCloseable {
                 }
                 for (int i = 1; i <= cell.shardsPerRegion(); i++) {
                     String id = cell.name() + "-" + region + "-" + i;
+                    int port = freePort();
+                    listenPorts.put(id, port);
                     cellShards.add(ShardInfo.newBuilder().setShardId(id).setCell(cell.name()).setRegion(region)
-                            .setAddress("127.0.0.1:" + freePort()).build());
+                            .setAddress(dialAddresses.dialAddress(id, "127.0.0.1:" + port)).build());
                 }
             }
             store.createCell(cell.name(), cell.regions(), cellShards);
@@ -379,7 +420,8 @@ public final class LocalPlatform implements AutoCloseable {
         Map<String, Object> props = new HashMap<>();
         props.put("lastunit.shard.id", shardId);
         props.put("lastunit.shard.host", "127.0.0.1");
-        props.put("lastunit.shard.port", Integer.parseInt(s.getAddress().substring(s.getAddress().lastIndexOf(':') + 1)));
+        props.put("lastunit.shard.port", listenPorts.get(shardId));
+        props.put("lastunit.shard.advertised-address", s.getAddress());
         // Its own region first (the one it serves), then the cell's others (valid in region quotas).
         List<String> regions = new ArrayList<>(List.of(s.getRegion()));
         for (CellSpec c : cells) {
@@ -395,6 +437,7 @@ public final class LocalPlatform implements AutoCloseable {
         props.put("lastunit.shard.lanes", lanesPerShard(Runtime.getRuntime().availableProcessors(), shards.size()));
         props.put("lastunit.shard.read-threads", 1);
         props.putAll(shardOverrides);
+        props.putAll(shardOverridesById.getOrDefault(shardId, Map.of()));
         Wired ctx = Wired.run(props);
         try {
             ShardNode node = ctx.bean(ShardNode.class).start();
@@ -461,6 +504,15 @@ public final class LocalPlatform implements AutoCloseable {
     /** Where the platform's own ZooKeeper keeps its files, deleted on close (null when it was given one). */
     public Path zookeeperDirectory() {
         return zookeeperServer == null ? null : zookeeperServer.directory();
+    }
+
+    /** Where the shard node listens: its dial address unless {@link Builder#dialAddresses} put something in front. */
+    public String listenAddress(String shardId) {
+        Integer port = listenPorts.get(shardId);
+        if (port == null) {
+            throw new IllegalArgumentException("no shard " + shardId + "; known: " + listenPorts.keySet());
+        }
+        return "127.0.0.1:" + port;
     }
 
     public Map<String, ShardInfo> shards() {
