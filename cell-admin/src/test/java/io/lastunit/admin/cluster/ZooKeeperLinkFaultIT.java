@@ -125,6 +125,63 @@ class ZooKeeperLinkFaultIT {
         }
     }
 
+    /**
+     * A blackhole is not seen at once, as a cut is: the ZooKeeper client only gives up on a
+     * connection that stayed silent for two thirds of the session (its read timeout; it pings after
+     * a third). Until then, and for the staleness bound after, the router routes as before.
+     */
+    @Test
+    void routerLinkBlackholed_untilTheClientNotices_routesFromTheCachedTopology_withNoError() throws Exception {
+        try (Links links = new Links(); ClusterClients clients = new ClusterClients(PG);
+             LocalPlatform platform = links.platform(clients, Map.of(), Map.of())) {
+            String test = "ZooKeeperLinkFaultIT[router blackhole]";
+            CuratorFramework routerZk = platform.router().curator();
+            long session = routerZk.getZookeeperClient().getZooKeeper().getSessionId();
+            Queue<ConnectionState> states = states(routerZk);
+            LinkFaultSale run = sale(clients, platform, "zk-d");
+            Sale sale = run.sale();
+            Nemesis blackhole = ProxyNemesis.blackhole(links.router);
+            Instant faultBegan;
+            Instant[] suspended = new Instant[1];
+            Instant healBegan;
+            sale.start();
+            try {
+                ClusterClients.awaitUntil(() -> sale.reserved() >= run.total() / 5, "a fifth of the stock is reserved");
+                faultBegan = Instant.now();
+                blackhole.start();
+                sale.release();
+                awaitEveryItemSold(run, UNITS_BEFORE_HEAL);
+                ClusterClients.awaitUntil(() -> {
+                    if (states.contains(ConnectionState.SUSPENDED)) {
+                        suspended[0] = Instant.now();
+                    }
+                    return suspended[0] != null;
+                }, "the router's ZooKeeper client notices the blackhole");
+                healBegan = Instant.now();
+                blackhole.stop();
+                ClusterClients.awaitUntil(() -> states.contains(ConnectionState.RECONNECTED),
+                        "the router's ZooKeeper connection is back: " + states);
+                sale.release();
+                assertThat(sale.await(TestTimeouts.scaled(Duration.ofSeconds(60)))).as("sale ended: %s", sale).isTrue();
+            } finally {
+                blackhole.stop();
+                sale.stop();
+            }
+            Duration noticed = Duration.between(faultBegan, suspended[0]);
+            System.out.printf("%s: %s; the router's client noticed the blackhole after %d ms; router connection %s;"
+                            + " answers %s; %s%n", test, sale, noticed.toMillis(), states,
+                    LinkFaultSale.answers(sale.history()), links.router);
+            assertThat(noticed).as("time until the client noticed the silence").isLessThan(ROUTER_SESSION);
+            assertThat(sale.history()).as("attempts answered with an error").allMatch(a -> a.code() == Status.Code.OK);
+            assertThat(run.reservedAnswered(run.items().stream().map(Sale.Item::ref).collect(Collectors.toSet()),
+                    faultBegan, healBegan)).as("units acknowledged during the blackhole").isPositive();
+            assertThat(routerZk.getZookeeperClient().getZooKeeper().getSessionId()).as("the router's session")
+                    .isEqualTo(session);
+            assertThat(states).as("the router's connection states").doesNotContain(ConnectionState.LOST);
+            run.resolveUnknownsAndCheck(test);
+        }
+    }
+
     @Test
     void routerLinkCut_longerThanTheStalenessBound_refusesTopologyUnavailable_neverSoldOut_andRecovers()
             throws Exception {
