@@ -20,7 +20,6 @@ import java.util.Map;
 import java.util.Queue;
 import java.util.Set;
 import java.util.concurrent.ConcurrentLinkedQueue;
-import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.state.ConnectionState;
@@ -282,6 +281,8 @@ class ZooKeeperLinkFaultIT {
                 ClusterClients.awaitUntil(() -> platform.router().topology().current().isLive(VICTIM),
                         "the router sees " + VICTIM + " live again: " + states);
                 liveAgain = Instant.now();
+                ClusterClients.awaitUntil(() -> states.contains(ConnectionState.RECONNECTED),
+                        "the victim's connection state RECONNECTED is delivered: " + states);
                 sale.release();
                 assertThat(sale.await(TestTimeouts.scaled(Duration.ofSeconds(60)))).as("sale ended: %s", sale).isTrue();
             } finally {
