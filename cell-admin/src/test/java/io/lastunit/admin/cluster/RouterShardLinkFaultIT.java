@@ -58,6 +58,12 @@ class RouterShardLinkFaultIT {
     private static final int UNITS_BEFORE_HEAL = 90;
     /** The least time a fault lasts, so that it outlasts the router's retries and the channel's first reconnect. */
     private static final Duration FAULT_MIN = Duration.ofSeconds(2);
+    /**
+     * The least time a cut lasts: long enough for gRPC's reconnect backoff (1 s, growing 1.6× per
+     * failed attempt) to have grown past {@link io.lastunit.common.channel.ShardChannels#RECONNECT_WAIT_MAX},
+     * which the router's channels cut it short to.
+     */
+    private static final Duration CUT_MIN = Duration.ofSeconds(6);
     /** The caller's deadline: it is what ends a call stuck in a blackhole (the router does not retry it). */
     private static final Duration CALL_DEADLINE = Duration.ofSeconds(3);
     /** Answers for the victim's items, sent during the fault, that the fault waits for before it heals. */
@@ -67,17 +73,19 @@ class RouterShardLinkFaultIT {
 
     /** The nemeses, and whether the victim's items still get definite answers under each. */
     enum Link {
-        CUT(ProxyNemesis::cut, false),
-        BLACKHOLE(ProxyNemesis::blackhole, false),
-        LATENCY(p -> ProxyNemesis.latency(p, RouterShardLinkFaultIT.LATENCY, Duration.ZERO), true),
-        THROTTLE(p -> ProxyNemesis.throttle(p, THROTTLE_BYTES_PER_SECOND), true);
+        CUT(ProxyNemesis::cut, false, CUT_MIN),
+        BLACKHOLE(ProxyNemesis::blackhole, false, FAULT_MIN),
+        LATENCY(p -> ProxyNemesis.latency(p, RouterShardLinkFaultIT.LATENCY, Duration.ZERO), true, FAULT_MIN),
+        THROTTLE(p -> ProxyNemesis.throttle(p, THROTTLE_BYTES_PER_SECOND), true, FAULT_MIN);
 
         final Function<TcpProxy, Nemesis> nemesis;
         final boolean victimSells;
+        final Duration lastsAtLeast;
 
-        Link(Function<TcpProxy, Nemesis> nemesis, boolean victimSells) {
+        Link(Function<TcpProxy, Nemesis> nemesis, boolean victimSells, Duration lastsAtLeast) {
             this.nemesis = nemesis;
             this.victimSells = victimSells;
+            this.lastsAtLeast = lastsAtLeast;
         }
     }
 
@@ -121,8 +129,8 @@ class RouterShardLinkFaultIT {
                 ClusterClients.awaitUntil(() -> run.within(victimItems, faultBegan, Instant.now()).size()
                         >= VICTIM_ANSWERS_MIN, VICTIM_ANSWERS_MIN + " answers for " + VICTIM + "'s items, sent"
                         + " during the fault: " + sale + ", " + proxy.get());
-                ClusterClients.awaitUntil(() -> Duration.between(faultBegan, Instant.now()).compareTo(FAULT_MIN) >= 0,
-                        "the fault lasted " + FAULT_MIN);
+                ClusterClients.awaitUntil(() -> Duration.between(faultBegan, Instant.now())
+                        .compareTo(link.lastsAtLeast) >= 0, "the fault lasted " + link.lastsAtLeast);
                 healBegan = Instant.now();
                 nemesis.stop();
                 healed = Instant.now();
