@@ -92,6 +92,7 @@ public final class LocalPlatform implements AutoCloseable {
     private final int routerPort;
     private final List<String> tokenGrants;
     private final Map<String, Object> shardOverrides;
+    private final Map<String, Map<String, Object>> shardOverridesById;
     private final Map<String, Object> routerOverrides;
     private final int balancerCount;
     private final java.util.function.Consumer<BalancerConfig.Builder> balancerSettings;
@@ -135,6 +136,9 @@ public final class LocalPlatform implements AutoCloseable {
         this.routerPort = b.routerPort;
         this.tokenGrants = List.copyOf(b.tokenGrants);
         this.shardOverrides = Map.copyOf(b.shardOverrides);
+        Map<String, Map<String, Object>> byId = new HashMap<>();
+        b.shardOverridesById.forEach((id, m) -> byId.put(id, Map.copyOf(m)));
+        this.shardOverridesById = Map.copyOf(byId);
         this.routerOverrides = Map.copyOf(b.routerOverrides);
         this.balancerCount = b.balancers;
         this.balancerSettings = b.balancerSettings;
@@ -165,6 +169,7 @@ public final class LocalPlatform implements AutoCloseable {
         private final List<String> tokenGrants = new ArrayList<>(
                 List.of(Authenticator.sha256Hex(DEV_TOKEN) + ":dev:*:admin"));
         private final Map<String, Object> shardOverrides = new HashMap<>();
+        private final Map<String, Map<String, Object>> shardOverridesById = new HashMap<>();
         private final Map<String, Object> routerOverrides = new HashMap<>();
         private int balancers = 1;
         private java.util.function.Consumer<BalancerConfig.Builder> balancerSettings = b -> { };
@@ -210,6 +215,15 @@ public final class LocalPlatform implements AutoCloseable {
         /** A {@code lastunit.shard.*} setting for every shard node. */
         public Builder shardSetting(String key, Object value) {
             shardOverrides.put(key, value);
+            return this;
+        }
+
+        /**
+         * A {@code lastunit.shard.*} setting for the one shard node {@code shardId} (ids are
+         * {@code <cell>-<region>-<n>}, n from 1), applied after those of {@link #shardSetting(String, Object)}.
+         */
+        public Builder shardSetting(String shardId, String key, Object value) {
+            shardOverridesById.computeIfAbsent(shardId, id -> new HashMap<>()).put(key, value);
             return this;
         }
 
@@ -460,6 +474,7 @@ public final class LocalPlatform implements AutoCloseable {
         props.put("lastunit.shard.lanes", lanesPerShard(Runtime.getRuntime().availableProcessors(), shards.size()));
         props.put("lastunit.shard.read-threads", 1);
         props.putAll(shardOverrides);
+        props.putAll(shardOverridesById.getOrDefault(shardId, Map.of()));
         AutoCloseable launched = shardLauncher.launch(shardId, Map.copyOf(props));
         if (launched != null) {
             launchedShards.put(shardId, launched);
@@ -552,6 +567,15 @@ public final class LocalPlatform implements AutoCloseable {
     /** Where the platform's own ZooKeeper keeps its files, deleted on close (null when it was given one). */
     public Path zookeeperDirectory() {
         return zookeeperServer == null ? null : zookeeperServer.directory();
+    }
+
+    /** Where the shard node listens: its topology address unless {@link Builder#shardFront} put something in front. */
+    public String listenAddress(String shardId) {
+        Integer port = shardPorts.get(shardId);
+        if (port == null) {
+            throw new IllegalArgumentException("no shard " + shardId + "; known: " + shardPorts.keySet());
+        }
+        return "127.0.0.1:" + port;
     }
 
     public Map<String, ShardInfo> shards() {

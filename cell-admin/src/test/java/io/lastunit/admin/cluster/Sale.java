@@ -7,6 +7,7 @@ import io.lastunit.api.inventory.v1.InventoryServiceGrpc;
 import io.lastunit.api.inventory.v1.ReserveOutcome;
 import io.lastunit.api.inventory.v1.ReserveRequest;
 import io.lastunit.api.inventory.v1.ReserveResponse;
+import io.lastunit.testkit.faults.History;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -39,7 +40,8 @@ import java.util.concurrent.atomic.AtomicInteger;
  * <p>Retries wait in a delay queue without holding an in-flight permit, so buyers of an item whose
  * shard is down do not starve the rest of the sale. A test can hold the buyers from given indexes
  * back until it {@link #release}s them ({@link #holdAt}), so that stock is left for after a fault
- * whatever the host's speed. Thread-safe; one run per instance.
+ * whatever the host's speed. A fault test may also have every attempt recorded in a testkit
+ * {@link History} ({@link #record}). Thread-safe; one run per instance.
  */
 final class Sale {
 
@@ -92,6 +94,7 @@ final class Sale {
     private volatile int[] gates = new int[0];
     private final AtomicInteger released = new AtomicInteger();
     private volatile boolean stopped;
+    private volatile History recorder;
     private Thread driver;
 
     /**
@@ -147,6 +150,22 @@ final class Sale {
             }
         }
         return closed > released.get();
+    }
+
+    /**
+     * Records every attempt in {@code h} as well, under its idempotency key: ok (RESERVED, with the
+     * hold id), fail (SOLD_OUT or LIMIT_EXCEEDED, a shed refusal, or any error that is not retried:
+     * definite) or unknown (an error the sale retries that the router did not shed: the Reserve may
+     * have been placed). Call before {@link #start}.
+     */
+    Sale record(History h) {
+        this.recorder = h;
+        return this;
+    }
+
+    /** Process name of a buyer's attempts in a recorded {@link History}. */
+    static String process(ReserveRequest r) {
+        return "buyer-" + r.getBuyerId();
     }
 
     Sale start() {
@@ -226,6 +245,8 @@ final class Sale {
 
     private void send(Pending p) {
         Instant sentAt = Instant.now();
+        History h = recorder;
+        History.Op op = h == null ? null : h.invoke(process(p.request), "reserve", p.request.getIdempotencyKey());
         inFlight.incrementAndGet();
         stub.withDeadlineAfter(callDeadline.toMillis(), TimeUnit.MILLISECONDS).reserve(p.request,
                 new StreamObserver<>() {
@@ -238,14 +259,39 @@ final class Sale {
 
                     @Override
                     public void onError(Throwable t) {
+                        recordAnswer(op, null, t);
                         answered(p, sentAt, null, t);
                     }
 
                     @Override
                     public void onCompleted() {
+                        recordAnswer(op, reply, null);
                         answered(p, sentAt, reply, null);
                     }
                 });
+    }
+
+    /** Completes a recorded attempt: what its reply or error says about whether it took effect. */
+    static void recordAnswer(History.Op op, ReserveResponse reply, Throwable error) {
+        if (op == null) {
+            return;
+        }
+        if (reply != null) {
+            if (reply.getOutcome() == ReserveOutcome.RESERVED) {
+                op.ok(reply.getHold().getHoldId());
+            } else {
+                op.fail(reply.getOutcome().name());
+            }
+            return;
+        }
+        Status.Code code = ClusterClients.code(error);
+        String reason = ClusterClients.reason(error);
+        boolean shed = code == Status.Code.RESOURCE_EXHAUSTED && SHED_REASONS.contains(reason);
+        if (shed || !RETRIED.contains(code)) {
+            op.fail(code + "/" + reason);
+        } else {
+            op.unknown(code + "/" + reason);
+        }
     }
 
     private void answered(Pending p, Instant sentAt, ReserveResponse reply, Throwable error) {
