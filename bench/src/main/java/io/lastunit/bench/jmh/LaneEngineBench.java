@@ -88,6 +88,14 @@ public class LaneEngineBench {
     @Param({"none"})
     public String dropIndexes;
 
+    /**
+     * The node's metrics ({@code metrics-enabled}): "on" (the default of a shard node: the lanes'
+     * observer, the registry, the management port) or "off", to measure what they cost. The
+     * scheduled invariant check is off in both (its cost is the check's, not the metrics').
+     */
+    @Param({"on"})
+    public String metrics;
+
     /** Where the trial's database is: "server", "pair-sync" or "pair-local" ({@link BenchServer}). */
     @Param({BenchServer.SERVER})
     public String database;
@@ -111,6 +119,12 @@ public class LaneEngineBench {
             p.setJdbcUrl(db.url());
             p.setJdbcUser(db.user());
             p.setJdbcPassword(db.password());
+            p.setMetricsEnabled(switch (metrics) {
+                case "on" -> true;
+                case "off" -> false;
+                default -> throw new IllegalArgumentException("metrics=" + metrics + " must be on or off");
+            });
+            p.setInvariantCheckIntervalMs(0);
             node = new ShardNode(p.toConfig(), InstantSource.system(), null).start();
             engine = node.engine();
             dropIndexes();

@@ -1,5 +1,6 @@
 package io.lastunit.shard.lane;
 
+import io.lastunit.shard.store.WriteGate;
 import io.lastunit.common.Failure;
 import io.lastunit.common.Limits;
 import io.lastunit.common.Reason;

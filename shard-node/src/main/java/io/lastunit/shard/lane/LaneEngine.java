@@ -1,5 +1,6 @@
 package io.lastunit.shard.lane;
 
+import io.lastunit.shard.store.WriteGate;
 import io.lastunit.api.inventory.v1.CreateItemRequest;
 import io.lastunit.api.inventory.v1.CreateItemResponse;
 import io.lastunit.api.inventory.v1.Hold;

@@ -1,6 +1,5 @@
 package io.lastunit.shard.store;
 
-import io.lastunit.shard.lane.WriteGate;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;

@@ -1,4 +1,4 @@
-package io.lastunit.shard.lane;
+package io.lastunit.shard.store;
 
 /**
  * Whether the lanes may send writes to the database now. Closed while the shard's database could
