@@ -34,6 +34,7 @@ import java.util.List;
  * @param pullThreads           threads serving pulls
  * @param pullQueueMax          pulls waiting for a thread; more are refused (RESOURCE_EXHAUSTED)
  * @param metricsLogInterval    period of the metrics summary log line
+ * @param metrics               the management port ({@code /metrics}); the meters exist only when enabled
  * @param shardTrustCertificate PEM CA of the shard nodes' certificates, or null (plaintext)
  * @param tlsCertificate        PEM certificate chain of the balancer's listener, or null (plaintext);
  *                              routers dial the leader trusting the shard nodes' CA
@@ -65,7 +66,8 @@ public record BalancerConfig(
         Duration metricsLogInterval,
         File shardTrustCertificate,
         File tlsCertificate,
-        File tlsKey) {
+        File tlsKey,
+        io.lastunit.common.metrics.MetricsConfig metrics) {
 
     public BalancerConfig {
         List<String> problems = new ArrayList<>();
@@ -113,6 +115,9 @@ public record BalancerConfig(
         if (pullQueueMax < 1 || pullQueueMax > 1_000_000) {
             problems.add("pullQueueMax=" + pullQueueMax + " is outside [1, 1000000]");
         }
+        if (metrics == null) {
+            problems.add("metrics is required (MetricsConfig.OFF to turn them off)");
+        }
         if ((tlsCertificate == null) != (tlsKey == null)) {
             problems.add("tlsCertificate and tlsKey go together");
         }
@@ -131,7 +136,7 @@ public record BalancerConfig(
         return new BalancerConfig("127.0.0.1", 7500, "", zookeeper, "/lastunit", Duration.ofSeconds(15),
                 Duration.ofSeconds(10), Duration.ofSeconds(1), 0.25, 16, 0.02, 64, 0.1, Duration.ofSeconds(10),
                 Duration.ofSeconds(5), 2, 3, Duration.ofSeconds(5), Duration.ofSeconds(10), 256, 4, 1_024,
-                Duration.ofSeconds(60), null, null, null);
+                Duration.ofSeconds(60), null, null, null, io.lastunit.common.metrics.MetricsConfig.on("127.0.0.1"));
     }
 
     public BalancePolicy policy() {
@@ -179,6 +184,7 @@ public record BalancerConfig(
         public File shardTrustCertificate;
         public File tlsCertificate;
         public File tlsKey;
+        public io.lastunit.common.metrics.MetricsConfig metrics;
 
         Builder(BalancerConfig c) {
             host = c.host;
@@ -207,6 +213,7 @@ public record BalancerConfig(
             shardTrustCertificate = c.shardTrustCertificate;
             tlsCertificate = c.tlsCertificate;
             tlsKey = c.tlsKey;
+            metrics = c.metrics;
         }
 
         BalancerConfig build() {
@@ -214,7 +221,7 @@ public record BalancerConfig(
                     topologyStaleMax, interval, hysteresis, minTransfer, collapseFraction, collapseMin, demandFloor,
                     demandWindow, invariantInterval, invariantConsecutive, stepAttemptsMax, stepTimeout,
                     recoveryInterval, movesPerTickMax, pullThreads, pullQueueMax, metricsLogInterval,
-                    shardTrustCertificate, tlsCertificate, tlsKey);
+                    shardTrustCertificate, tlsCertificate, tlsKey, metrics);
         }
     }
 }

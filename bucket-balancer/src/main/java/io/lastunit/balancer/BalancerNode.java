@@ -25,6 +25,9 @@ import io.lastunit.common.invariant.CrossShardReport;
 import io.lastunit.common.invariant.DriftTracker;
 import io.lastunit.common.lifecycle.NodeLifecycle;
 import io.lastunit.common.lifecycle.NodeServer;
+import io.lastunit.common.metrics.Metrics;
+import io.lastunit.common.metrics.MetricsConfig;
+import io.lastunit.common.metrics.MetricsServer;
 import io.lastunit.common.topology.Curators;
 import io.lastunit.common.topology.Topology;
 import io.lastunit.common.topology.TopologyCache;
@@ -41,6 +44,8 @@ import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import io.micrometer.core.instrument.Gauge;
+import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import org.apache.curator.framework.CuratorFramework;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -48,7 +53,8 @@ import org.slf4j.LoggerFactory;
 /**
  * One running bucket-balancer: a ZooKeeper client and the watched topology, channels to the
  * shard nodes, the transfer machinery and the pull threads, the gRPC server (BalancerService,
- * health, server reflection v1 and v1alpha), the scheduled balancing loop and invariant check, and
+ * health, server reflection v1 and v1alpha; with its meters on a {@link MetricsServer} when
+ * {@code metrics} is enabled), the scheduled balancing loop and invariant check, and
  * its part in the election ({@link Leadership}), started in that order and stopped in reverse
  * ({@link NodeLifecycle}). Once elected it completes every PENDING transfer, publishes
  * its endpoint, and then runs the balancing loop and the invariant check on their schedules and
@@ -95,6 +101,9 @@ public final class BalancerNode implements AutoCloseable {
     private HealthStatusManager health;
     private Leadership leadership;
     private String address;
+    /** The balancer's meters, or null when metrics are off. */
+    private PrometheusMeterRegistry registry;
+    private MetricsServer metricsServer;
 
     public BalancerNode(BalancerConfig config) {
         this(config, TransferFaults.NONE);
@@ -120,6 +129,11 @@ public final class BalancerNode implements AutoCloseable {
     }
 
     private void startAll() throws IOException, InterruptedException {
+        MetricsConfig metricsConfig = config.metrics();
+        if (metricsConfig.enabled()) {
+            registry = Metrics.newRegistry("balancer");
+            metrics.bindTo(registry);
+        }
         curator = Curators.newClient(config.zookeeper(), config.zookeeperSessionTimeout());
         lifecycle.onClose("ZooKeeper client", curator::close);
         curator.start();
@@ -129,7 +143,7 @@ public final class BalancerNode implements AutoCloseable {
         topology = new TopologyCache(curator, config.namespace(), config.topologyStaleMax(), InstantSource.system());
         lifecycle.onClose("topology cache", topology::close);
         topology.start(Duration.ofSeconds(30));
-        channels = shardChannels(config.shardTrustCertificate());
+        channels = shardChannels(config.shardTrustCertificate(), registry);
         lifecycle.onClose("shard channels", channels::close);
         topology.addListener(this::retainChannels);
         executor = new TransferExecutor(channels, faults, metrics, config.stepAttemptsMax(), config.stepTimeout(),
@@ -147,6 +161,21 @@ public final class BalancerNode implements AutoCloseable {
         if (config.tlsCertificate() != null) {
             builder.sslContext(GrpcSslContexts.forServer(config.tlsCertificate(), config.tlsKey()).build());
         }
+        if (registry != null) {
+            builder.intercept(Metrics.grpcServerInterceptor(registry));
+            CuratorFramework zk = curator;
+            Gauge.builder(Metrics.PREFIX + "zookeeper.connected", zk, z -> z.getZookeeperClient().isConnected() ? 1 : 0)
+                    .description("1 while the balancer's ZooKeeper session is connected").register(registry);
+            Gauge.builder(Metrics.PREFIX + "balancer.leader", this, n -> n.isLeader() ? 1 : 0)
+                    .description("1 while this balancer leads (elected, recovered, endpoint published)")
+                    .register(registry);
+            Gauge.builder(Metrics.PREFIX + "topology.staleness", topology, t -> t.staleness().toNanos() / 1e9)
+                    .baseUnit("seconds")
+                    .description("time since the topology view was last known current (0 while ZooKeeper is connected)")
+                    .register(registry);
+            metricsServer = MetricsServer.start(metricsConfig.host(), metricsConfig.port(), registry);
+            lifecycle.onClose("metrics server", metricsServer::close);
+        }
         Server built = builder
                 .addService(new BalancerGrpcService(this::servingFence, topology, mover, pullThreads, metrics))
                 .build();
@@ -159,7 +188,7 @@ public final class BalancerNode implements AutoCloseable {
 
         invariants = new InvariantWatch(this::servingFence, topology,
                 new CrossShardChecker(channels::get, config.stepTimeout()),
-                new DriftTracker(config.invariantConsecutive()), metrics);
+                new DriftTracker(config.invariantConsecutive()), metrics, registry);
         BalancingLoop loop = new BalancingLoop(this::servingFence, topology, reader, mover, demand, recovery, metrics,
                 config.movesPerTickMax(), config.recoveryInterval(), System::nanoTime);
         scheduler = Executors.newScheduledThreadPool(3, threads("balancer"));
@@ -179,8 +208,9 @@ public final class BalancerNode implements AutoCloseable {
         } catch (Exception e) {
             throw new IOException("cannot join the balancer election at " + config.namespace() + "/balancer/leader", e);
         }
-        log.info("balancer {} started (topology at {}{}; interval {} ms)", address, config.zookeeper(),
-                config.namespace(), config.interval().toMillis());
+        log.info("balancer {} started (topology at {}{}; interval {} ms){}", address, config.zookeeper(),
+                config.namespace(), config.interval().toMillis(),
+                metricsServer == null ? "" : "; metrics " + metricsServer.url());
     }
 
     /**
@@ -228,8 +258,14 @@ public final class BalancerNode implements AutoCloseable {
      * transparent retry stays on beneath the transfer steps' own retries.
      */
     static ShardChannels shardChannels(File trustCertificate) {
-        return new ShardChannels(new ShardChannels.Dial(trustCertificate, SHARD_REPLY_BYTES_MAX, false, true),
-                SHARD_CHANNEL_CLOSE_WAIT);
+        return shardChannels(trustCertificate, null);
+    }
+
+    /** As {@link #shardChannels(File)}, each channel's calls counted on {@code registry} when it is not null. */
+    static ShardChannels shardChannels(File trustCertificate, io.micrometer.core.instrument.MeterRegistry registry) {
+        ShardChannels.Dial dial = new ShardChannels.Dial(trustCertificate, SHARD_REPLY_BYTES_MAX, false, true);
+        return new ShardChannels(address -> registry == null ? dial.open(address)
+                : dial.open(address, Metrics.grpcClientInterceptor(registry, address)), SHARD_CHANNEL_CLOSE_WAIT);
     }
 
     private void retainChannels(Topology t) {
@@ -257,6 +293,16 @@ public final class BalancerNode implements AutoCloseable {
 
     public BalancerMetrics metrics() {
         return metrics;
+    }
+
+    /** Where the balancer's metrics are served ({@code http://host:port/metrics}), or empty when they are off. */
+    public synchronized Optional<String> metricsUrl() {
+        return metricsServer == null ? Optional.empty() : Optional.of(metricsServer.url());
+    }
+
+    /** The balancer's meters, or null when metrics are off. */
+    public synchronized io.micrometer.core.instrument.MeterRegistry meters() {
+        return registry;
     }
 
     /** The gRPC port (the bound one when configured 0). */

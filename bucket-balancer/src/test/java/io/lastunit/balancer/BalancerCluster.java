@@ -150,6 +150,14 @@ final class BalancerCluster implements AutoCloseable {
         return startBalancer(b -> { }, TransferFaults.NONE);
     }
 
+    /** Stops the shard node of {@code region} (its gRPC port closes; it stays in the cell's topology). */
+    void stopShard(String region) {
+        ApplicationContext ctx = shardContexts.remove(shard(region).getShardId());
+        if (ctx != null) {
+            ctx.close();
+        }
+    }
+
     /** Stops the ZooKeeper server (every client goes SUSPENDED); {@link #restartZooKeeper} brings it back. */
     void stopZooKeeper() throws IOException {
         zookeeper.stop();

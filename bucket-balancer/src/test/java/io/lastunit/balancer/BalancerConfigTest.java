@@ -26,6 +26,20 @@ class BalancerConfigTest {
     }
 
     @Test
+    void metricsSettings_defaultToOnAtTheBalancersHost_andBindFromTheirKeys() {
+        BalancerProperties d = new BalancerProperties();
+        d.setHost("10.0.0.8");
+        assertThat(d.toConfig().metrics()).isEqualTo(new io.lastunit.common.metrics.MetricsConfig(true, "10.0.0.8", 0));
+        try (ApplicationContext ctx = ApplicationContext.run(Map.of(
+                "lastunit.balancer.metrics-enabled", false,
+                "lastunit.balancer.metrics-host", "0.0.0.0",
+                "lastunit.balancer.metrics-port", 9500))) {
+            assertThat(ctx.getBean(BalancerConfig.class).metrics())
+                    .isEqualTo(new io.lastunit.common.metrics.MetricsConfig(false, "0.0.0.0", 9500));
+        }
+    }
+
+    @Test
     void badSettings_failStartUp_withEveryProblemInOneMessage() {
         assertThatThrownBy(() -> BalancerConfig.defaults("zk:2181").with(b -> {
             b.zookeeper = " ";

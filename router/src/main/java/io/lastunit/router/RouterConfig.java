@@ -46,6 +46,7 @@ import java.util.List;
  * @param movingHoldMax         the longest a call of a tenant that is moving between cells is held in the
  *                              router before it is answered TENANT_MOVING (never past its deadline), within
  *                              [0, 60 s]; 0 answers at once
+ * @param metrics               the management port ({@code /metrics}); the router's meters exist only when enabled
  */
 public record RouterConfig(
         String routerId,
@@ -75,7 +76,8 @@ public record RouterConfig(
         int reserveBatchesInFlightMax,
         int reserveBatchHoldAbove,
         int reserveQueueMax,
-        Duration movingHoldMax) {
+        Duration movingHoldMax,
+        io.lastunit.common.metrics.MetricsConfig metrics) {
 
     /** Longest {@code pullWait}: a Reserve should not wait longer than this for stock to move. */
     public static final Duration PULL_WAIT_MAX = Duration.ofSeconds(60);
@@ -128,6 +130,9 @@ public record RouterConfig(
         }
         if (movingHoldMax == null || movingHoldMax.isNegative() || movingHoldMax.compareTo(MOVING_HOLD_LIMIT) > 0) {
             problems.add("movingHoldMax=" + movingHoldMax + " is outside [0, " + MOVING_HOLD_LIMIT.toMillis() + " ms]");
+        }
+        if (metrics == null) {
+            problems.add("metrics is required (MetricsConfig.OFF to turn them off)");
         }
         if (reserveQueueMax < 1) {
             problems.add("reserveQueueMax must be >= 1");

@@ -10,12 +10,16 @@ import io.lastunit.common.RequestValidator;
 import io.lastunit.common.channel.ShardChannels;
 import io.lastunit.common.lifecycle.NodeLifecycle;
 import io.lastunit.common.lifecycle.NodeServer;
+import io.lastunit.common.metrics.Metrics;
+import io.lastunit.common.metrics.MetricsConfig;
+import io.lastunit.common.metrics.MetricsServer;
 import io.lastunit.common.topology.Curators;
 import io.lastunit.common.topology.Topology;
 import io.lastunit.common.topology.TopologyCache;
 import io.lastunit.router.auth.AuthInterceptor;
 import io.lastunit.router.auth.Authenticator;
 import io.lastunit.router.grpc.RouterInventoryService;
+import io.lastunit.router.metrics.RouterMetrics;
 import io.lastunit.router.reserve.ReservePipeline;
 import io.lastunit.router.route.BalancerClient;
 import io.lastunit.router.route.ReserveBatcher;
@@ -26,6 +30,7 @@ import io.lastunit.router.shed.BuyerRateLimiter;
 import io.lastunit.router.shed.InFlightLimiter;
 import io.lastunit.router.shed.RecentKeys;
 import io.lastunit.router.shed.SoldOutCache;
+import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.io.IOException;
 import java.time.Duration;
 import java.time.InstantSource;
@@ -43,7 +48,9 @@ import org.slf4j.LoggerFactory;
  * endpoint with its channel, pooled channels to the shard nodes with the Reserve batcher, the
  * retry scheduler, the {@link ReservePipeline}, and the public gRPC server behind authentication
  * (InventoryService, health, and server reflection v1 and v1alpha; only the last two are open
- * without a token, see {@link AuthInterceptor}). Started in that order and stopped in reverse
+ * without a token, see {@link AuthInterceptor}), with, when {@code metrics} is enabled, the router's
+ * meters ({@link RouterMetrics}, gRPC server and client interceptors) served by a
+ * {@link MetricsServer}. Started in that order and stopped in reverse
  * ({@link NodeLifecycle}): the server stops taking calls and waits for those in flight first.
  * Lifecycle LATENT → STARTED → CLOSED; {@link #close()} is idempotent. Thread-safe.
  */
@@ -59,6 +66,9 @@ public final class RouterNode implements AutoCloseable {
     private BalancerClient balancer;
     private ReservePipeline pipeline;
     private Server server;
+    /** The router's meters, or null when metrics are off. */
+    private PrometheusMeterRegistry registry;
+    private MetricsServer metricsServer;
     private final NodeLifecycle lifecycle;
 
     public RouterNode(RouterConfig config) {
@@ -88,6 +98,10 @@ public final class RouterNode implements AutoCloseable {
     }
 
     private void startAll() throws IOException, InterruptedException {
+        MetricsConfig metricsConfig = config.metrics();
+        if (metricsConfig.enabled()) {
+            registry = Metrics.newRegistry("router", "router", config.routerId());
+        }
         curator = Curators.newClient(config.zookeeper(), Duration.ofSeconds(15));
         lifecycle.onClose("ZooKeeper client", curator::close);
         curator.start();
@@ -97,7 +111,11 @@ public final class RouterNode implements AutoCloseable {
         balancer = new BalancerClient(curator, config.namespace(), config.shardTrustCertificate());
         lifecycle.onClose("balancer client", balancer::close);
         balancer.start();
-        channels = new ShardChannels(Router.dial(config.shardTrustCertificate()), Duration.ZERO);
+        ShardChannels.Dial dial = Router.dial(config.shardTrustCertificate());
+        // Calls to each shard by method and status (lastunit_grpc_client_*{target=<address>}).
+        PrometheusMeterRegistry meters = registry;
+        channels = new ShardChannels(address -> meters == null ? dial.open(address)
+                : dial.open(address, Metrics.grpcClientInterceptor(meters, address)), Duration.ZERO);
         lifecycle.onClose("shard channels", channels::close);
         batcher = new ReserveBatcher(config.reserveBatchMax(), config.reserveQueueMax(),
                 config.reserveBatchesInFlightMax(), config.reserveBatchHoldAbove());
@@ -122,6 +140,13 @@ public final class RouterNode implements AutoCloseable {
                 new InFlightLimiter(config.inFlightPerItemMax()),
                 new RecentKeys(Duration.ofMinutes(10).toNanos(), config.recentKeysMax(), nanoClock)),
                 reserveFlow, router, batcher);
+        if (registry != null) {
+            RouterMetrics metrics = new RouterMetrics(registry);
+            router.observe(metrics);
+            reserveFlow.observe(metrics);
+            pipeline.observe(metrics);
+            RouterMetrics.bindTopology(registry, topology, curator);
+        }
         RouterInventoryService service = new RouterInventoryService(new RequestValidator(config.limits()), router,
                 topology::current, pipeline);
         HealthStatusManager health = new HealthStatusManager();
@@ -133,13 +158,20 @@ public final class RouterNode implements AutoCloseable {
         if (config.tlsCertificate() != null) {
             b.sslContext(GrpcSslContexts.forServer(config.tlsCertificate(), config.tlsKey()).build());
         }
+        if (registry != null) {
+            // Outermost: calls refused by authentication are counted too, with their status.
+            b.intercept(Metrics.grpcServerInterceptor(registry));
+            metricsServer = MetricsServer.start(metricsConfig.host(), metricsConfig.port(), registry);
+            lifecycle.onClose("metrics server", metricsServer::close);
+        }
         Server built = b.build();
         lifecycle.onClose("gRPC server", () -> NodeServer.stop(built, health));
         server = built.start();
         // By name too, for probes that ask for the API's service; close() turns both NOT_SERVING.
         NodeServer.serving(health, "", InventoryServiceGrpc.SERVICE_NAME);
-        log.info("router {} serving on {}:{} (topology at {}{})", config.routerId(), config.host(), server.getPort(),
-                config.zookeeper(), config.namespace());
+        log.info("router {} serving on {}:{} (topology at {}{}){}", config.routerId(), config.host(), server.getPort(),
+                config.zookeeper(), config.namespace(),
+                metricsServer == null ? "" : "; metrics " + metricsServer.url());
     }
 
     private void retainChannels(Topology t) {
@@ -156,6 +188,16 @@ public final class RouterNode implements AutoCloseable {
 
     public synchronized int port() {
         return server.getPort();
+    }
+
+    /** Where the router's metrics are served ({@code http://host:port/metrics}), or empty when they are off. */
+    public synchronized java.util.Optional<String> metricsUrl() {
+        return metricsServer == null ? java.util.Optional.empty() : java.util.Optional.of(metricsServer.url());
+    }
+
+    /** The router's meters, or null when metrics are off. */
+    public synchronized io.micrometer.core.instrument.MeterRegistry meters() {
+        return registry;
     }
 
     public RouterConfig config() {

@@ -87,9 +87,10 @@ public final class BalancerGrpcService extends BalancerServiceGrpc.BalancerServi
     /** One run of the mover for a group of pulls; every member gets its answer. */
     private void run(Fence fence, PullGroups.Group g) {
         PullGroups.Key k = g.key;
+        long started = System.nanoTime();
         try {
             PullResponse answer = mover.pull(fence, topology.current(), k.item(), k.region(), g);
-            metrics.pull(answer.getCollapsed());
+            metrics.pull(answer.getCollapsed(), answer.getMoved());
             log.debug("pull tenant={} item={} region={} callers={} moved={} collapsed={}", k.item().tenant(),
                     k.item().item(), k.region(), g.members(), answer.getMoved(), answer.getCollapsed());
             g.answer.complete(answer);
@@ -103,6 +104,7 @@ public final class BalancerGrpcService extends BalancerServiceGrpc.BalancerServi
                     .addKeyValue("region", k.region()).setCause(e).log("pull failed");
             g.answer.completeExceptionally(e);
         } finally {
+            metrics.pullTook(System.nanoTime() - started); // every run, answered or failed
             g.close(); // a run that failed before it held the item takes no more members
         }
     }

@@ -78,6 +78,15 @@ public final class TransferExecutor {
      * @throws Failure NOT_LEADER when the fence closed before a step (what committed stays, PENDING)
      */
     public TransferResult move(Fence fence, MoveOrder order) {
+        metrics.transferBegun();
+        try {
+            return moveNow(fence, order);
+        } finally {
+            metrics.transferFinished();
+        }
+    }
+
+    private TransferResult moveNow(Fence fence, MoveOrder order) {
         String id = UUID.randomUUID().toString();
         long started = System.nanoTime();
         ItemKey item = order.item();
@@ -122,9 +131,14 @@ public final class TransferExecutor {
                 || !pendingOut.getPeerShardId().equals(target.getShardId())) {
             throw new IllegalArgumentException("not a PENDING OUT record to " + target.getShardId() + ": " + pendingOut);
         }
-        return creditAndComplete(fence, TransferReason.RECOVERY, pendingOut.getTransferId(),
-                new ItemKey(pendingOut.getTenantId(), pendingOut.getItemId()), source, target,
-                pendingOut.getQuantity(), System.nanoTime());
+        metrics.transferBegun();
+        try {
+            return creditAndComplete(fence, TransferReason.RECOVERY, pendingOut.getTransferId(),
+                    new ItemKey(pendingOut.getTenantId(), pendingOut.getItemId()), source, target,
+                    pendingOut.getQuantity(), System.nanoTime());
+        } finally {
+            metrics.transferFinished();
+        }
     }
 
     private TransferResult creditAndComplete(Fence fence, TransferReason reason, String id, ItemKey item,
@@ -203,21 +217,26 @@ public final class TransferExecutor {
         String line = line(reason, id, item, from, to, qty, ms, stage);
         if (stage == Stage.DONE) {
             metrics.transferDone(reason, qty);
+            metrics.transferEnded(reason, BalancerMetrics.TransferOutcome.DONE);
             log.info(line);
         } else if (stage == Stage.NOTHING && problem == null) {
+            metrics.transferEnded(reason, BalancerMetrics.TransferOutcome.NOTHING);
             log.debug(line);
         } else if (stage == Stage.NOTHING) {
+            metrics.transferEnded(reason, BalancerMetrics.TransferOutcome.REFUSED);
             log.warn("{} problem=\"{}\" (refused; nothing moved)", line, problem);
         } else {
+            metrics.transferEnded(reason, BalancerMetrics.TransferOutcome.INCOMPLETE);
             metrics.transferIncomplete();
             log.warn("{} problem=\"{}\" (left for recovery)", line, problem);
         }
         return new TransferResult(id, qty, stage, problem);
     }
 
-    private static void logFenced(TransferReason reason, String id, ItemKey item, ShardInfo from, ShardInfo to,
+    private void logFenced(TransferReason reason, String id, ItemKey item, ShardInfo from, ShardInfo to,
             long qty, Stage stage, Failure why, long started) {
         long ms = (System.nanoTime() - started) / 1_000_000;
+        metrics.transferEnded(reason, BalancerMetrics.TransferOutcome.FENCED);
         log.warn("{} problem=\"{}: {}\" (stopped; left for the next leader)",
                 line(reason, id, item, from, to, qty, ms, stage), why.reason(), why.getMessage());
     }

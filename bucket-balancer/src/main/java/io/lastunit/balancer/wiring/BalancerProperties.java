@@ -40,6 +40,10 @@ public class BalancerProperties {
     private String shardTrustCertificate = "";
     private String tlsCertificate = "";
     private String tlsKey = "";
+    private boolean metricsEnabled = D.metrics().enabled();
+    /** Empty: the balancer's own host. */
+    private String metricsHost = "";
+    private int metricsPort = D.metrics().port();
 
     public BalancerConfig toConfig() {
         return new BalancerConfig(host, port, advertisedAddress, zookeeper, namespace,
@@ -48,13 +52,21 @@ public class BalancerProperties {
                 Duration.ofMillis(demandWindowMs), Duration.ofMillis(invariantIntervalMs), invariantConsecutive,
                 stepAttemptsMax, Duration.ofMillis(stepTimeoutMs), Duration.ofMillis(recoveryIntervalMs),
                 movesPerTickMax, pullThreads, pullQueueMax, Duration.ofMillis(metricsLogIntervalMs),
-                file(shardTrustCertificate), file(tlsCertificate), file(tlsKey));
+                file(shardTrustCertificate), file(tlsCertificate), file(tlsKey),
+                new io.lastunit.common.metrics.MetricsConfig(metricsEnabled, metricsHost.isBlank() ? host : metricsHost,
+                        metricsPort));
     }
 
     private static File file(String path) {
         return path == null || path.isBlank() ? null : new File(path);
     }
 
+    public boolean isMetricsEnabled() { return metricsEnabled; }
+    public void setMetricsEnabled(boolean v) { this.metricsEnabled = v; }
+    public String getMetricsHost() { return metricsHost; }
+    public void setMetricsHost(String v) { this.metricsHost = v; }
+    public int getMetricsPort() { return metricsPort; }
+    public void setMetricsPort(int v) { this.metricsPort = v; }
     public String getHost() { return host; }
     public void setHost(String v) { this.host = v; }
     public int getPort() { return port; }

@@ -53,6 +53,18 @@ public final class AdminServeCommand implements Callable<Integer> {
             description = "How often moves no mover holds are resumed (default ${DEFAULT-VALUE}; 0s: never).")
     String resumeInterval = "5s";
 
+    @Option(names = "--metrics-enabled", paramLabel = "BOOL", arity = "1",
+            description = "Serve metrics on a management port at /metrics (default ${DEFAULT-VALUE}).")
+    boolean metricsEnabled = true;
+
+    @Option(names = "--metrics-host", paramLabel = "HOST",
+            description = "The address of the metrics port (default: --host).")
+    String metricsHost = "";
+
+    @Option(names = "--metrics-port", paramLabel = "PORT",
+            description = "The metrics port (default ${DEFAULT-VALUE}: any free one, named in the start line).")
+    int metricsPort = 0;
+
     @Override
     public Integer call() throws Exception {
         AdminServer.Config config = config();
@@ -69,7 +81,8 @@ public final class AdminServeCommand implements Callable<Integer> {
             stopped.countDown();
         }, "lastunit-admin-shutdown"));
         out.println("lastunit admin server on " + host + ":" + server.port() + " (lastunit.admin.v1.AdminService),"
-                + " topology at " + admin.zookeeper + admin.namespace + "; Ctrl-C stops it");
+                + " topology at " + admin.zookeeper + admin.namespace
+                + server.metricsUrl().map(u -> "; metrics " + u).orElse("") + "; Ctrl-C stops it");
         out.flush();
         stopped.await();
         return ExitCodes.OK;
@@ -95,6 +108,9 @@ public final class AdminServeCommand implements Callable<Integer> {
         if (port < 0 || port > 65_535) {
             problems.add("--port " + port + " is outside [0, 65535]");
         }
+        if (metricsPort < 0 || metricsPort > 65_535) {
+            problems.add("--metrics-port " + metricsPort + " is outside [0, 65535]");
+        }
         if (movesMax < 1 || movesMax > 64) {
             problems.add("--moves-max " + movesMax + " is outside [1, 64]");
         }
@@ -110,7 +126,8 @@ public final class AdminServeCommand implements Callable<Integer> {
         try {
             return new AdminServer.Config(admin.zookeeper, admin.namespace, host, port, grants, admin.shardTrust(),
                     movesMax, Duration.ofMillis(resumeMs), MoverSettings.defaults(), MovePolicy.defaults(),
-                    "admin-" + MoveCli.owner().substring(4));
+                    "admin-" + MoveCli.owner().substring(4), new io.lastunit.common.metrics.MetricsConfig(
+                            metricsEnabled, metricsHost.isBlank() ? host : metricsHost, metricsPort));
         } catch (IllegalArgumentException e) {
             throw new ParameterException(spec.commandLine(), e.getMessage());
         }

@@ -12,6 +12,7 @@ import java.net.ServerSocket;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
 import picocli.CommandLine.Command;
@@ -156,6 +157,14 @@ public final class UpCommand implements Callable<Integer> {
                 .forEach(s -> t.row(s.getCell(), s.getRegion(), s.getShardId(), s.getAddress()));
         t.print(out, "  ");
         out.println();
+        Map<String, String> metrics = p.metricsUrls();
+        if (!metrics.isEmpty()) {
+            out.println("Metrics (Prometheus text format):");
+            Table m = new Table("node", "metrics");
+            metrics.forEach(m::row);
+            m.print(out, "  ");
+            out.println();
+        }
         String admin = "./lastunit admin --zookeeper " + zk;
         out.println("Try, from another terminal:");
         out.println("  " + admin + " cells list");

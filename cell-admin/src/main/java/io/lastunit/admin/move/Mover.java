@@ -113,6 +113,7 @@ public final class Mover {
     private final InstantSource clock;
     private final MoveFaults faults;
     private final String owner;
+    private volatile MoverObserver observer = MoverObserver.NONE;
 
     /**
      * @param client   the ZooKeeper client of {@code store}, for the lease
@@ -131,6 +132,11 @@ public final class Mover {
         this.clock = Objects.requireNonNull(clock, "clock");
         this.faults = Objects.requireNonNull(faults, "faults");
         this.owner = Objects.requireNonNull(owner, "owner");
+    }
+
+    /** Tells {@code o} how runs end and how long each move paused its tenant, from now on. */
+    public void observe(MoverObserver o) {
+        this.observer = java.util.Objects.requireNonNull(o, "observer");
     }
 
     public String owner() {
@@ -153,6 +159,7 @@ public final class Mover {
         Optional<MoveLease> lease = MoveLease.tryAcquire(client, root, moveId, owner);
         if (lease.isEmpty()) {
             String holder = MoveLease.holder(client, root, moveId).orElse("another mover");
+            observer.moveEnded(Result.BUSY);
             return new Outcome(Result.BUSY, first.value(), "move " + moveId + " is being run by " + holder);
         }
         Run r = new Run(lease.get(), progress);
@@ -173,14 +180,17 @@ public final class Mover {
                 throw f;
             }
             log.warn("move {}: stopped: {}", moveId, f.getMessage());
+            observer.moveEnded(Result.STOPPED);
             return new Outcome(Result.STOPPED, r.current(), f.getMessage());
         } catch (Stale e) {
             log.warn("move {}: stopped: {}", moveId, e.getMessage());
+            observer.moveEnded(Result.STOPPED);
             return new Outcome(Result.STOPPED, r.current(), e.getMessage());
         } catch (TenantShards.Superseded e) {
             // Another mover adopted the move and acted on a shard: it owns the move. Nothing is
             // retried or rolled back here, and nothing more is written.
             log.warn("move {}: stopped, superseded (mover token {}): {}", moveId, r.token, e.getMessage());
+            observer.moveEnded(Result.STOPPED);
             return new Outcome(Result.STOPPED, r.current(), e.getMessage());
         } finally {
             r.close();
@@ -235,12 +245,17 @@ public final class Mover {
                         log.warn("move {}: halted: {}", move.getMoveId(), d.reason());
                         r.record(stamp(move.toBuilder()).setReason(d.reason()).build());
                         r.progress.accept(r.m.value());
+                        observer.moveEnded(Result.HALTED);
                         return new Outcome(Result.HALTED, r.m.value(), d.reason());
                     case FINISH:
                         r.record(finish(move));
+                        observer.moveEnded(r.m.value().getStep() == MoveStep.ABORTED ? Result.ABORTED : Result.CLEANED);
                         break;
                     default:
                         r.record(next(move, d, res));
+                        if (d.action() == MoveAction.CLEAN) {
+                            observer.paused(r.m.value().getPauseMs());
+                        }
                         break;
                 }
                 if (d.action() == MoveAction.FINISH) {

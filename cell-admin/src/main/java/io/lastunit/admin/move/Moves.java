@@ -89,6 +89,11 @@ public final class Moves implements AutoCloseable {
         });
     }
 
+    /** Tells {@code o} how this process's runs of moves end and how long they paused their tenants. */
+    public void observe(MoverObserver o) {
+        mover.observe(o);
+    }
+
     /** The owner's name and for ad-hoc foreground runs (the CLI's {@code --wait}). */
     public Mover mover() {
         return mover;

@@ -109,6 +109,7 @@ public final class LocalPlatform implements AutoCloseable {
     private final ShardFront shardFront;
     private final Function<String, InstantSource> shardClocks;
     private final ShardLauncher shardLauncher;
+    private final boolean metricsOn;
     private AdminServer adminServer;
 
     private EmbeddedZooKeeper zookeeperServer;
@@ -154,6 +155,7 @@ public final class LocalPlatform implements AutoCloseable {
         this.shardFront = b.shardFront;
         this.shardClocks = b.shardClocks;
         this.shardLauncher = b.shardLauncher;
+        this.metricsOn = b.metrics;
     }
 
     public static Builder builder(ShardDatabases databases) {
@@ -185,6 +187,7 @@ public final class LocalPlatform implements AutoCloseable {
         private ShardFront shardFront = (id, listen) -> listen.getHostString() + ":" + listen.getPort();
         private Function<String, InstantSource> shardClocks = id -> null;
         private ShardLauncher shardLauncher = (id, settings) -> null;
+        private boolean metrics = true;
 
         private Builder(ShardDatabases databases) {
             this.databases = databases;
@@ -312,6 +315,15 @@ public final class LocalPlatform implements AutoCloseable {
         }
 
         /** A {@code lastunit.router.*} setting for the router. */
+        /**
+         * Whether every node serves its metrics (on any free port of 127.0.0.1; default on):
+         * {@link LocalPlatform#metricsUrls()}. Off opens no metrics port at all.
+         */
+        public Builder metrics(boolean on) {
+            this.metrics = on;
+            return this;
+        }
+
         public Builder routerSetting(String key, Object value) {
             routerOverrides.put(key, value);
             return this;
@@ -388,7 +400,7 @@ public final class LocalPlatform implements AutoCloseable {
         java.io.File trustFile = trust == null || trust.toString().isBlank() ? null : new java.io.File(trust.toString());
         AdminServer.Config config = new AdminServer.Config(zookeeper, TopologyStore.ROOT_DEFAULT, "127.0.0.1", adminPort,
                 tokenGrants, trustFile, 4, adminResumeInterval, moverSettings, movePolicy,
-                "local-platform-" + ProcessHandle.current().pid());
+                "local-platform-" + ProcessHandle.current().pid(), metrics());
         adminServer = new AdminServer(config, moveFaults, moverClock).start();
     }
 
@@ -407,6 +419,7 @@ public final class LocalPlatform implements AutoCloseable {
         BalancerConfig config = BalancerConfig.defaults(zookeeper).with(b -> {
             b.host = "127.0.0.1";
             b.port = 0;
+            b.metrics = metrics();
             // With TLS on the shard nodes the balancer dials them trusting what the router trusts,
             // and serves TLS itself with the shards' certificate (routers dial it like a shard).
             Object trust = routerOverrides.get("lastunit.router.shard-trust-certificate");
@@ -473,6 +486,9 @@ public final class LocalPlatform implements AutoCloseable {
         props.put("lastunit.shard.zookeeper", zookeeper);
         props.put("lastunit.shard.lanes", lanesPerShard(Runtime.getRuntime().availableProcessors(), shards.size()));
         props.put("lastunit.shard.read-threads", 1);
+        props.put("lastunit.shard.metrics-enabled", metricsOn);
+        props.put("lastunit.shard.metrics-host", "127.0.0.1");
+        props.put("lastunit.shard.metrics-port", 0);
         props.putAll(shardOverrides);
         props.putAll(shardOverridesById.getOrDefault(shardId, Map.of()));
         AutoCloseable launched = shardLauncher.launch(shardId, Map.copyOf(props));
@@ -540,6 +556,9 @@ public final class LocalPlatform implements AutoCloseable {
         props.put("lastunit.router.zookeeper", zookeeper);
         props.put("lastunit.router.regions", regions);
         props.put("lastunit.router.tokens", tokenGrants);
+        props.put("lastunit.router.metrics-enabled", metricsOn);
+        props.put("lastunit.router.metrics-host", "127.0.0.1");
+        props.put("lastunit.router.metrics-port", 0);
         props.putAll(routerOverrides);
         routerContext = Wired.run(props);
         router = routerClock == null ? routerContext.bean(RouterNode.class)
@@ -549,6 +568,36 @@ public final class LocalPlatform implements AutoCloseable {
 
     public RouterNode router() {
         return router;
+    }
+
+    /** Every node's metrics: any free port of 127.0.0.1 when on, none when off. */
+    private io.lastunit.common.metrics.MetricsConfig metrics() {
+        return metricsOn ? io.lastunit.common.metrics.MetricsConfig.on("127.0.0.1")
+                : io.lastunit.common.metrics.MetricsConfig.OFF;
+    }
+
+    /**
+     * Where every running node serves its metrics, by node: {@code shard <id>} in start order,
+     * {@code router}, {@code balancer <host:port>}, {@code admin}. Empty when metrics are off.
+     */
+    public Map<String, String> metricsUrls() {
+        Map<String, String> urls = new LinkedHashMap<>();
+        for (String id : shards.keySet()) {
+            ShardNode n = shard(id);
+            if (n != null) {
+                n.metricsUrl().ifPresent(u -> urls.put("shard " + id, u));
+            }
+        }
+        if (router != null) {
+            router.metricsUrl().ifPresent(u -> urls.put("router", u));
+        }
+        for (BalancerNode b : balancers) {
+            b.metricsUrl().ifPresent(u -> urls.put("balancer " + b.address(), u));
+        }
+        if (adminServer != null) {
+            adminServer.metricsUrl().ifPresent(u -> urls.put("admin", u));
+        }
+        return urls;
     }
 
     public int routerPort() {

@@ -3,6 +3,7 @@ package io.lastunit.admin.server;
 import io.grpc.Server;
 import io.grpc.protobuf.services.HealthStatusManager;
 import io.lastunit.admin.grpc.AdminGrpcService;
+import io.lastunit.admin.metrics.MoveMetrics;
 import io.lastunit.admin.move.MoveFaults;
 import io.lastunit.admin.move.Moves;
 import io.lastunit.admin.move.MoverSettings;
@@ -11,6 +12,9 @@ import io.lastunit.api.admin.v1.AdminServiceGrpc;
 import io.lastunit.common.channel.ShardChannels;
 import io.lastunit.common.lifecycle.NodeLifecycle;
 import io.lastunit.common.lifecycle.NodeServer;
+import io.lastunit.common.metrics.Metrics;
+import io.lastunit.common.metrics.MetricsConfig;
+import io.lastunit.common.metrics.MetricsServer;
 import io.lastunit.common.topology.Curators;
 import io.lastunit.common.topology.TopologyStore;
 import io.lastunit.router.auth.AuthInterceptor;
@@ -28,6 +32,8 @@ import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import io.micrometer.core.instrument.Gauge;
+import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import org.apache.curator.framework.CuratorFramework;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -37,8 +43,9 @@ import org.slf4j.LoggerFactory;
  * token with the admin role, {@link AuthInterceptor}), health and server reflection, on
  * {@code host:port}; behind it {@link Moves}, which runs the moves started here and, every
  * {@code resumeInterval}, resumes every unfinished move that no mover holds (a crashed mover's).
- * Started in the order ZooKeeper client, shard channels, moves, call threads, gRPC server, resume
- * schedule, and stopped in reverse ({@link NodeLifecycle}); {@link #close()} is idempotent.
+ * Started in the order ZooKeeper client, shard channels, moves, call threads, metrics server (when
+ * enabled: {@link MoveMetrics}, gRPC meters), gRPC server, resume schedule, and stopped in reverse
+ * ({@link NodeLifecycle}); {@link #close()} is idempotent.
  *
  * <p>Thread-safe. Hazard: several admin servers may run against one platform; they meet at each
  * move's lease, so any of them resumes a crashed move, and only one acts on it at a time.
@@ -57,11 +64,13 @@ public final class AdminServer implements AutoCloseable {
      * @param shardTrust     CA certificate of shard nodes that serve TLS, or null for plaintext
      * @param runsMax        most moves run by this server at once
      * @param resumeInterval how often unowned moves are resumed; zero: never
+     * @param metrics        the management port ({@code /metrics}); the meters exist only when enabled
      */
     public record Config(String zookeeper, String namespace, String host, int port, List<String> tokenGrants,
             File shardTrust, int runsMax, Duration resumeInterval, MoverSettings settings, MovePolicy policy,
-            String owner) {
+            String owner, MetricsConfig metrics) {
         public Config {
+            Objects.requireNonNull(metrics, "metrics (MetricsConfig.OFF to turn them off)");
             List<String> problems = new ArrayList<>();
             if (zookeeper == null || zookeeper.isBlank()) {
                 problems.add("zookeeper is required");
@@ -102,6 +111,9 @@ public final class AdminServer implements AutoCloseable {
     private CuratorFramework curator;
     private Moves moves;
     private Server server;
+    /** The admin service's meters, or null when metrics are off. */
+    private PrometheusMeterRegistry registry;
+    private MetricsServer metricsServer;
 
     public AdminServer(Config config) {
         this(config, MoveFaults.NONE, InstantSource.system());
@@ -127,6 +139,9 @@ public final class AdminServer implements AutoCloseable {
     }
 
     private void startAll() throws IOException, InterruptedException {
+        if (config.metrics().enabled()) {
+            registry = Metrics.newRegistry("admin");
+        }
         curator = Curators.newClient(config.zookeeper(), Duration.ofSeconds(15));
         lifecycle.onClose("ZooKeeper client", curator::close);
         curator.start();
@@ -134,21 +149,34 @@ public final class AdminServer implements AutoCloseable {
             throw new IOException("no ZooKeeper connection to " + config.zookeeper() + " within 30 s");
         }
         TopologyStore store = new TopologyStore(curator, config.namespace(), clock);
-        ShardChannels channels = new ShardChannels(new ShardChannels.Dial(config.shardTrust(), SHARD_REPLY_BYTES_MAX,
-                false, true), Duration.ofSeconds(2));
+        ShardChannels.Dial dial = new ShardChannels.Dial(config.shardTrust(), SHARD_REPLY_BYTES_MAX, false, true);
+        PrometheusMeterRegistry meters = registry;
+        ShardChannels channels = new ShardChannels(address -> meters == null ? dial.open(address)
+                : dial.open(address, Metrics.grpcClientInterceptor(meters, address)), Duration.ofSeconds(2));
         lifecycle.onClose("shard channels", channels::close);
         moves = new Moves(store, curator, config.namespace(), channels, config.policy(), config.settings(), clock,
                 faults, config.owner(), config.runsMax());
         lifecycle.onClose("moves", moves::close);
+        if (registry != null) {
+            moves.observe(new MoveMetrics(registry, moves));
+            CuratorFramework zk = curator;
+            Gauge.builder(Metrics.PREFIX + "zookeeper.connected", zk, z -> z.getZookeeperClient().isConnected() ? 1 : 0)
+                    .description("1 while the admin service's ZooKeeper session is connected").register(registry);
+        }
         ThreadPoolExecutor calls = new ThreadPoolExecutor(CALL_THREADS, CALL_THREADS, 0, TimeUnit.MILLISECONDS,
                 new ArrayBlockingQueue<>(CALL_QUEUE_MAX), threads("admin-call"));
         NodeLifecycle.Closer callsCloser = lifecycle.onClose("admin call threads",
                 NodeLifecycle.executor(calls, Duration.ofSeconds(5)));
         HealthStatusManager health = new HealthStatusManager();
-        Server built = NodeServer.builder(config.host(), config.port(), health, 1 << 20)
-                .intercept(new AuthInterceptor(Authenticator.fromGrants(config.tokenGrants())))
-                .addService(new AdminGrpcService(moves, calls))
-                .build();
+        var builder = NodeServer.builder(config.host(), config.port(), health, 1 << 20)
+                .intercept(new AuthInterceptor(Authenticator.fromGrants(config.tokenGrants())));
+        if (registry != null) {
+            // Outermost: calls refused by authentication are counted too, with their status.
+            builder.intercept(Metrics.grpcServerInterceptor(registry));
+            metricsServer = MetricsServer.start(config.metrics().host(), config.metrics().port(), registry);
+            lifecycle.onClose("metrics server", metricsServer::close);
+        }
+        Server built = builder.addService(new AdminGrpcService(moves, calls)).build();
         lifecycle.onClose("gRPC server", () -> {
             NodeServer.stop(built, health);
             callsCloser.close();
@@ -161,8 +189,9 @@ public final class AdminServer implements AutoCloseable {
             long ms = config.resumeInterval().toMillis();
             resumer.scheduleWithFixedDelay(this::resumeUnowned, ms, ms, TimeUnit.MILLISECONDS);
         }
-        log.info("admin server {}:{} started (topology at {}{}; at most {} moves at once)", config.host(), port(),
-                config.zookeeper(), config.namespace(), config.runsMax());
+        log.info("admin server {}:{} started (topology at {}{}; at most {} moves at once){}", config.host(), port(),
+                config.zookeeper(), config.namespace(), config.runsMax(),
+                metricsServer == null ? "" : "; metrics " + metricsServer.url());
     }
 
     private void resumeUnowned() {
@@ -189,6 +218,16 @@ public final class AdminServer implements AutoCloseable {
 
     public String host() {
         return config.host();
+    }
+
+    /** Where the admin service's metrics are served ({@code http://host:port/metrics}), or empty when they are off. */
+    public synchronized java.util.Optional<String> metricsUrl() {
+        return metricsServer == null ? java.util.Optional.empty() : java.util.Optional.of(metricsServer.url());
+    }
+
+    /** The admin service's meters, or null when metrics are off. */
+    public synchronized io.micrometer.core.instrument.MeterRegistry meters() {
+        return registry;
     }
 
     /** The moves this server runs (for tests and the local platform). */

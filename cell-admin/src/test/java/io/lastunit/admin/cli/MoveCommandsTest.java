@@ -94,7 +94,8 @@ class MoveCommandsTest {
         for (String c : new String[] {"list", "show", "abort", "resume"}) {
             assertThat(CliRun.of("admin", "moves", c, "--help").exitCode()).as(c).isZero();
         }
-        assertThat(CliRun.of("admin", "serve", "--help").out()).contains("--token-grant", "--port");
+        assertThat(CliRun.of("admin", "serve", "--help").out()).contains("--token-grant", "--port", "--metrics-enabled",
+                "--metrics-host", "--metrics-port");
     }
 
     @ParameterizedTest

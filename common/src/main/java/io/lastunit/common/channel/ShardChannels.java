@@ -54,6 +54,11 @@ public final class ShardChannels implements AutoCloseable {
 
         /** A new channel to {@code host:port}. */
         public ManagedChannel open(String address) {
+            return open(address, new io.grpc.ClientInterceptor[0]);
+        }
+
+        /** A new channel to {@code host:port} whose calls go through {@code interceptors} (metrics). */
+        public ManagedChannel open(String address, io.grpc.ClientInterceptor... interceptors) {
             NettyChannelBuilder b = NettyChannelBuilder.forTarget(address)
                     .keepAliveTime(30, TimeUnit.SECONDS)
                     .keepAliveTimeout(10, TimeUnit.SECONDS)
@@ -73,6 +78,9 @@ public final class ShardChannels implements AutoCloseable {
                 } catch (SSLException e) {
                     throw new IllegalStateException("cannot build TLS context from " + trustCertificate, e);
                 }
+            }
+            if (interceptors.length > 0) {
+                b.intercept(interceptors);
             }
             return b.build();
         }

@@ -1,9 +1,11 @@
 package io.lastunit.common.metrics;
 
+import io.grpc.ClientInterceptor;
 import io.grpc.ServerInterceptor;
 import io.micrometer.core.instrument.Meter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Tags;
+import io.micrometer.core.instrument.binder.grpc.MetricCollectingClientInterceptor;
 import io.micrometer.core.instrument.binder.grpc.MetricCollectingServerInterceptor;
 import io.micrometer.core.instrument.binder.jvm.ClassLoaderMetrics;
 import io.micrometer.core.instrument.binder.jvm.JvmGcMetrics;
@@ -28,7 +30,8 @@ import java.util.List;
  * per-item label anywhere, so the series count is bounded by the deployment's shape.
  *
  * <p>gRPC: {@link #grpcServerInterceptor} is Micrometer's own collecting interceptor; its meters
- * ({@code grpc.server.*}) are renamed {@code lastunit.grpc.server.*}.
+ * ({@code grpc.server.*}) are renamed {@code lastunit.grpc.server.*}; {@link #grpcClientInterceptor}'s
+ * ({@code grpc.client.*}, with the called {@code target}) {@code lastunit.grpc.client.*}.
  */
 public final class Metrics {
     /** Every meter of ours starts with this (Prometheus: {@code lastunit_}). */
@@ -99,5 +102,18 @@ public final class Metrics {
      */
     public static ServerInterceptor grpcServerInterceptor(MeterRegistry registry) {
         return new MetricCollectingServerInterceptor(registry);
+    }
+
+    /**
+     * Micrometer's gRPC client interceptor on {@code registry}, for one channel to another service
+     * at {@code target} ({@code host:port}): per method, requests sent, responses received, and the
+     * time of each call by status code ({@code lastunit_grpc_client_*}), with a {@code target} label
+     * so that one shard's failures stand out. The label's values are the deployment's shard nodes
+     * (and balancers): bounded by its shape, like the shard's own {@code shard} label. One
+     * interceptor per channel: it keeps its meters per method.
+     */
+    public static ClientInterceptor grpcClientInterceptor(MeterRegistry registry, String target) {
+        return new MetricCollectingClientInterceptor(registry, c -> c.tag("target", target),
+                t -> t.tag("target", target), io.grpc.Status.Code.OK);
     }
 }

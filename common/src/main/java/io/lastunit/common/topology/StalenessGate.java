@@ -67,6 +67,12 @@ final class StalenessGate {
         return health.state();
     }
 
+    /** Zero while connected; since the connection was first seen down otherwise (the clock is read then only). */
+    Duration staleness() {
+        Instant downSince = health.downSince();
+        return downSince == null ? Duration.ZERO : Duration.between(downSince, clock.instant());
+    }
+
     /** Returns when cached topology may be served; throws the refusal otherwise. */
     void check() {
         Health h = health;

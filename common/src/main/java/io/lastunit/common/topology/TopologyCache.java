@@ -165,6 +165,15 @@ public final class TopologyCache implements AutoCloseable {
         return gate.state();
     }
 
+    /**
+     * How long ago this cache's view was last known current: zero while the ZooKeeper connection
+     * is up (its watches deliver every change), else the time since the connection was first seen
+     * down, whether the view is still served (SUSPENDED, within staleMax) or refused.
+     */
+    public Duration staleness() {
+        return gate.staleness();
+    }
+
     /** Stops watching and serving. Idempotent. */
     @Override
     public void close() {

@@ -35,6 +35,19 @@ class StalenessGateTest {
     }
 
     @Test
+    void staleness_isZeroWhileConnected_growsFromTheFirstSuspension_throughLost_andIsZeroAgainOnReconnect() {
+        assertThat(gate.staleness()).isZero();
+        gate.onStateChanged(ConnectionState.SUSPENDED);
+        clock.advance(Duration.ofSeconds(3));
+        gate.onStateChanged(ConnectionState.LOST);
+        clock.advance(Duration.ofSeconds(20));
+        assertThat(gate.staleness()).as("past staleMax, refused, still measured").isEqualTo(Duration.ofSeconds(23));
+
+        gate.onStateChanged(ConnectionState.RECONNECTED);
+        assertThat(gate.staleness()).isZero();
+    }
+
+    @Test
     void lost_refusesAtOnce() {
         gate.onStateChanged(ConnectionState.LOST);
         Failure f = catchThrowableOfType(Failure.class, gate::check);

@@ -10,6 +10,7 @@ import io.lastunit.common.Reason;
 import io.lastunit.router.route.ReserveBatcher;
 import io.lastunit.router.route.ReserveFlow;
 import io.lastunit.router.route.Router;
+import io.lastunit.router.route.RouterObserver;
 import io.lastunit.router.shed.BuyerRateLimiter;
 import io.lastunit.router.shed.InFlightLimiter;
 import io.lastunit.router.shed.ItemKey;
@@ -71,6 +72,7 @@ public final class ReservePipeline {
     private final ReserveBatcher batcher;
     /** Reserves answered by step 1 (sold-out cache, rate limit, in-flight cap). */
     private final AtomicLong shed = new AtomicLong();
+    private volatile RouterObserver observer = RouterObserver.NONE;
 
     public ReservePipeline(Shedding shedding, ReserveFlow flow, Router router, ReserveBatcher batcher) {
         this.soldOut = shedding.soldOut();
@@ -80,6 +82,11 @@ public final class ReservePipeline {
         this.flow = flow;
         this.router = router;
         this.batcher = batcher;
+    }
+
+    /** Tells {@code o} of every answer and every shed from now on (the router's meters). */
+    public void observe(RouterObserver o) {
+        this.observer = java.util.Objects.requireNonNull(o, "observer");
     }
 
     /**
@@ -92,6 +99,9 @@ public final class ReservePipeline {
         if (cached == SoldOutCache.Verdict.SOLD_OUT
                 && !recentKeys.seen(r.getTenantId(), r.getItemId(), r.getIdempotencyKey())) {
             shed.incrementAndGet();
+            RouterObserver o = observer;
+            o.shed(RouterObserver.Shed.SOLD_OUT_CACHE);
+            o.reserveAnswered(SOLD_OUT, null);
             return CompletableFuture.completedFuture(SOLD_OUT);
         }
         boolean probe = cached == SoldOutCache.Verdict.PROBE;
@@ -100,12 +110,16 @@ public final class ReservePipeline {
             if (probe) {
                 soldOut.forget(key); // the probe was not sent: the next Reserve asks the shard
             }
+            observer.reserveAnswered(null, refused);
             return CompletableFuture.failedFuture(refused);
         }
         Deadline deadline = router.deadline(ctx);
         // The bookkeeping runs before the answer is returned (the caller's next Reserve depends on it).
         return flow.reserve(r, deadline, (request, until) -> toShard(ctx, request, until))
-                .whenComplete((answer, err) -> settle(r, key, probe, answer))
+                .whenComplete((answer, err) -> {
+                    settle(r, key, probe, answer);
+                    observer.reserveAnswered(answer == null ? null : answer.response(), err);
+                })
                 .thenApply(ReserveFlow.Answer::response);
     }
 
@@ -113,11 +127,13 @@ public final class ReservePipeline {
     private Failure admit(ReserveRequest r, ItemKey key) {
         if (!buyers.tryAcquire(r.getTenantId(), r.getBuyerId())) {
             shed.incrementAndGet();
+            observer.shed(RouterObserver.Shed.RATE_LIMIT);
             return Failure.retryable(Reason.RATE_LIMITED, "buyer " + r.getBuyerId() + " of tenant "
                     + r.getTenantId() + " is over its request rate", RATE_LIMITED_RETRY);
         }
         if (!inFlight.tryAcquire(key)) {
             shed.incrementAndGet();
+            observer.shed(RouterObserver.Shed.IN_FLIGHT);
             return Failure.retryable(Reason.ITEM_BUSY, "too many requests in flight for item " + r.getItemId(),
                     ITEM_BUSY_RETRY);
         }

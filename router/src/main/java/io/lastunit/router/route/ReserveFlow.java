@@ -112,6 +112,7 @@ public final class ReserveFlow {
     private final KeyClaims claims;
     private final Duration pullWait;
     private final int pullAttemptsMax;
+    private volatile RouterObserver observer = RouterObserver.NONE;
 
     /** A flow that never claims keys ({@link #NO_CLAIMS}). */
     public ReserveFlow(Balancer balancer, Duration pullWait, int pullAttemptsMax) {
@@ -133,6 +134,11 @@ public final class ReserveFlow {
         this.claims = claims;
         this.pullWait = pullWait;
         this.pullAttemptsMax = pullAttemptsMax;
+    }
+
+    /** Tells {@code o} how every pull ends from now on (the router's meters). */
+    public void observe(RouterObserver o) {
+        this.observer = java.util.Objects.requireNonNull(o, "observer");
     }
 
     /** Sends {@code r} through {@code shard}, pulling stock as the class comment says, until {@code deadline}. */
@@ -202,10 +208,14 @@ public final class ReserveFlow {
         try {
             f = balancer.pull(p, pullDeadline(deadline));
         } catch (RuntimeException e) {
+            observer.pulled(RouterObserver.Pull.FAILED);
             result.completeExceptionally(unavailable(p, e));
             return;
         }
         f.whenComplete((moved, err) -> {
+            observer.pulled(err != null ? RouterObserver.Pull.FAILED
+                    : moved.getCollapsed() ? RouterObserver.Pull.COLLAPSED
+                    : moved.getMoved() > 0 ? RouterObserver.Pull.MOVED : RouterObserver.Pull.NOTHING);
             if (err != null) {
                 result.completeExceptionally(unavailable(p, unwrap(err)));
             } else if (moved.getCollapsed()) {

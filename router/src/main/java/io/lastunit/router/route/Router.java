@@ -78,6 +78,7 @@ public final class Router {
     private final Duration defaultDeadline;
     private final long movingHoldMaxNanos;
     private final MoveHold moveHold;
+    private volatile RouterObserver observer = RouterObserver.NONE;
 
     /** As the full constructor, answering TENANT_MOVING at once (no hold). */
     public Router(Supplier<Topology> topology, ShardChannels channels, ScheduledExecutorService scheduler,
@@ -112,6 +113,11 @@ public final class Router {
     static final int PARKED_MAX = 100_000;
     /** Longest pause between two sends of a held call whose tenant this router no longer sees MOVING. */
     static final long MOVING_RETRY_MAX_MS = 100;
+
+    /** Tells {@code o} of every retry and re-route from now on (the router's meters). */
+    public void observe(RouterObserver o) {
+        this.observer = java.util.Objects.requireNonNull(o, "observer");
+    }
 
     /** Every new topology snapshot: wakes the held calls of tenants no longer MOVING. */
     public void onTopology(Topology t) {
@@ -228,9 +234,11 @@ public final class Router {
         } catch (Failure f) {
             if ((f.reason() == Reason.SHARD_UNAVAILABLE || f.reason() == Reason.TOPOLOGY_UNAVAILABLE) && c.idempotent
                     && retry(c, n, () -> attempt(c, region, n + 1))) {
+                observer.retried();
                 return;
             }
             if (f.reason() == Reason.TENANT_MOVING && holdForMove(c, region, n, f)) {
+                observer.rerouted(RouterObserver.Reroute.TENANT_MOVING);
                 return;
             }
             c.result.completeExceptionally(f);
@@ -261,6 +269,7 @@ public final class Router {
                     String home = forwardTarget(c, t, region, n);
                     if (home != null) {
                         // A redirect, not a failure: no backoff.
+                        observer.rerouted(RouterObserver.Reroute.FORWARDED);
                         attempt(c.forwarded(), home, n + 1);
                     } else {
                         c.result.completeExceptionally(t);
@@ -269,12 +278,18 @@ public final class Router {
                 }
                 if (code == Status.Code.UNAVAILABLE && isReason(t, Reason.TENANT_MOVING)
                         && holdForMove(c, region, n, t)) {
+                    observer.rerouted(RouterObserver.Reroute.TENANT_MOVING);
                     return;
                 }
                 boolean moved = code == Status.Code.ABORTED;
                 boolean down = code == Status.Code.UNAVAILABLE
                         && !isReason(t, Reason.TENANT_MOVING) && !isReason(t, Reason.ITEM_NOT_ACTIVE);
                 if ((moved || (down && c.idempotent)) && retry(c, n, () -> attempt(c, region, n + 1))) {
+                    if (moved) {
+                        observer.rerouted(RouterObserver.Reroute.MOVED);
+                    } else {
+                        observer.retried();
+                    }
                     return;
                 }
                 if (down && GrpcErrors.errorInfo(t).isEmpty()) {

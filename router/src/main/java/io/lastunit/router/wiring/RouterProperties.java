@@ -45,6 +45,10 @@ public class RouterProperties {
     private int reserveBatchHoldAbove = 64;
     private int reserveQueueMax = 65_536;
     private long movingHoldMaxMs = 3_000;
+    private boolean metricsEnabled = true;
+    /** Empty: the router's own host. */
+    private String metricsHost = "";
+    private int metricsPort = 0;
     private int reserveQuantityMax = LIMITS.reserveQuantityMax();
     private long holdTtlMinMs = LIMITS.holdTtlMinMs();
     private long holdTtlMaxMs = LIMITS.holdTtlMaxMs();
@@ -60,7 +64,8 @@ public class RouterProperties {
                 buyerRatePerSecond, buyerBurst, buyersTrackedMax, inFlightPerItemMax, recentKeysMax, file(tlsCertificate),
                 file(tlsKey), file(shardTrustCertificate), Duration.ofMillis(pullWaitMs), pullAttemptsMax,
                 reserveBatchMax, reserveBatchesInFlightMax, reserveBatchHoldAbove, reserveQueueMax,
-                Duration.ofMillis(movingHoldMaxMs));
+                Duration.ofMillis(movingHoldMaxMs), new io.lastunit.common.metrics.MetricsConfig(metricsEnabled,
+                        metricsHost.isBlank() ? host : metricsHost, metricsPort));
     }
 
     private static File file(String path) {
@@ -123,6 +128,12 @@ public class RouterProperties {
     public void setReserveQueueMax(int v) { this.reserveQueueMax = v; }
     public long getMovingHoldMaxMs() { return movingHoldMaxMs; }
     public void setMovingHoldMaxMs(long v) { this.movingHoldMaxMs = v; }
+    public boolean isMetricsEnabled() { return metricsEnabled; }
+    public void setMetricsEnabled(boolean v) { this.metricsEnabled = v; }
+    public String getMetricsHost() { return metricsHost; }
+    public void setMetricsHost(String v) { this.metricsHost = v; }
+    public int getMetricsPort() { return metricsPort; }
+    public void setMetricsPort(int v) { this.metricsPort = v; }
     public int getReserveQuantityMax() { return reserveQuantityMax; }
     public void setReserveQuantityMax(int v) { this.reserveQuantityMax = v; }
     public long getHoldTtlMinMs() { return holdTtlMinMs; }

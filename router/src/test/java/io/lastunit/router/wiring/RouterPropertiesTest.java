@@ -42,6 +42,37 @@ class RouterPropertiesTest {
         }
     }
 
+    @Test
+    void metricsSettings_defaultToOnAtTheRoutersHostOnAnyFreePort() {
+        RouterProperties p = properties();
+        p.setHost("10.0.0.7");
+        RouterConfig c = p.toConfig();
+
+        assertThat(c.metrics()).isEqualTo(new io.lastunit.common.metrics.MetricsConfig(true, "10.0.0.7", 0));
+    }
+
+    @Test
+    void metricsSettings_bindFromTheirDocumentedKeys() {
+        try (ApplicationContext ctx = ApplicationContext.run(Map.of(
+                "lastunit.router.tokens", List.of("0".repeat(64) + ":ops:*:admin"),
+                "lastunit.router.metrics-enabled", false,
+                "lastunit.router.metrics-host", "0.0.0.0",
+                "lastunit.router.metrics-port", 9400))) {
+            RouterConfig c = ctx.getBean(RouterConfig.class);
+
+            assertThat(c.metrics()).isEqualTo(new io.lastunit.common.metrics.MetricsConfig(false, "0.0.0.0", 9400));
+        }
+    }
+
+    @Test
+    void metricsPort_outsideItsBounds_failsStart() {
+        RouterProperties p = properties();
+        p.setMetricsPort(65_536);
+
+        assertThatThrownBy(p::toConfig).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("metrics port");
+    }
+
     @ParameterizedTest
     @ValueSource(longs = {1, 250, 60_000})
     void pullWaitMs_isAcceptedWithinItsBounds(long ms) {
