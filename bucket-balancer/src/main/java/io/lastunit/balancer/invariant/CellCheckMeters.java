@@ -96,6 +96,17 @@ final class CellCheckMeters {
         c.checksFailed.increment();
     }
 
+    /**
+     * This balancer is not leading, so it checks nothing: it claims no failing check and no drift
+     * streak (the leader's meters say those), keeping the last drift it saw and when.
+     */
+    void standingBy() {
+        for (Cell c : cells.values()) {
+            c.failed.set(0);
+            c.driftStreak.set(0);
+        }
+    }
+
     /** The cells checked or failed so far. */
     Iterable<String> known() {
         return cells.keySet();

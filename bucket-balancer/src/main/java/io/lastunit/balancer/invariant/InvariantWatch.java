@@ -63,6 +63,7 @@ public final class InvariantWatch implements Runnable {
     @Override
     public void run() {
         if (fences.get().isEmpty()) {
+            meters.standingBy();
             return;
         }
         Topology t;
