@@ -14,8 +14,8 @@ import org.junit.jupiter.api.Test;
  * The shipped alert rules (observability/prometheus/lastunit-rules.yml) are valid and behave as
  * their unit tests say, by Prometheus's own promtool ({@code .ci/run} installs it).
  */
-class AlertRulesTest {
-    static final Path DIR = Path.of("..", "observability", "prometheus");
+public class AlertRulesTest {
+    public static final Path DIR = Path.of("..", "observability", "prometheus");
 
     /** Runs promtool with {@code args} in the rules' directory; its output, after checking it exited 0. */
     static String promtool(String... args) throws IOException, InterruptedException {

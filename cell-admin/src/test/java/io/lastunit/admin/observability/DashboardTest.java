@@ -23,7 +23,7 @@ import org.junit.jupiter.api.io.TempDir;
  * meter it names documented in docs/observability.md (PlatformMetricsCatalogIT checks that a
  * running platform exports them).
  */
-class DashboardTest {
+public class DashboardTest {
     static final Path FILE = Path.of("..", "observability", "grafana", "lastunit-dashboard.json");
     /** Names of our meters and HikariCP's in a PromQL expression (recording rules have a colon). */
     static final Pattern METRIC = Pattern.compile("\\b((?:lastunit|hikaricp)_[a-z_]+)\\b");
@@ -33,7 +33,7 @@ class DashboardTest {
     }
 
     /** Every expression of every panel. */
-    static List<String> expressions() throws Exception {
+    public static List<String> expressions() throws Exception {
         List<String> out = new ArrayList<>();
         for (JsonElement p : dashboard().getAsJsonArray("panels")) {
             JsonObject panel = p.getAsJsonObject();
@@ -47,7 +47,7 @@ class DashboardTest {
     }
 
     /** The meters {@code expressions} name, by their base names (a histogram's, not its _bucket). */
-    static Set<String> metersNamed(List<String> expressions) {
+    public static Set<String> metersNamed(List<String> expressions) {
         Set<String> names = new TreeSet<>();
         for (String e : expressions) {
             Matcher m = METRIC.matcher(e);
