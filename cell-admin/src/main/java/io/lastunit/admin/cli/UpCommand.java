@@ -175,6 +175,9 @@ public final class UpCommand implements Callable<Integer> {
         }
         out.println("  " + admin + " moves list");
         out.println("  " + admin + " tenants show some-tenant");
+        String routerMetrics = metrics.get("router");
+        out.println("  ./lastunit top --zookeeper " + zk + (routerMetrics == null ? "" : " --metrics " + routerMetrics)
+                + "   # a live view: sales/s, sheds, lanes, drift");
         out.println("  grpcurl -plaintext " + router + " list   # the router serves reflection");
         out.println("  grpcurl -plaintext -H 'authorization: Bearer " + LocalPlatform.DEV_TOKEN + "' \\");
         out.println("    -d '{\"tenant_id\":\"acme\",\"item_id\":\"sku-1\",\"total\":10,\"home_region\":\""
