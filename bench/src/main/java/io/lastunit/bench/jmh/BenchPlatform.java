@@ -43,6 +43,15 @@ final class BenchPlatform implements AutoCloseable {
      * closes {@code server} after this platform.
      */
     static BenchPlatform start(BenchServer server, String label, Map<String, Object> routerSettings) throws Exception {
+        return start(server, label, routerSettings, true);
+    }
+
+    /**
+     * The same with every node's metrics on or off ({@code metrics-enabled}). The shards' scheduled
+     * invariant check is off either way: its cost is the check's, not the metrics'.
+     */
+    static BenchPlatform start(BenchServer server, String label, Map<String, Object> routerSettings, boolean metrics)
+            throws Exception {
         BenchPlatform p = new BenchPlatform();
         try {
             LocalPlatform.Builder b = LocalPlatform.builder(shardId -> {
@@ -50,6 +59,7 @@ final class BenchPlatform implements AutoCloseable {
                 p.databases.add(db);
                 return db.jdbc(0);
             }).cell("shared", List.of(BenchItems.REGION), SHARDS);
+            b.metrics(metrics).shardSetting("lastunit.shard.invariant-check-interval-ms", 0);
             ROUTER_LIMITS.forEach(b::routerSetting);
             routerSettings.forEach(b::routerSetting);
             shardSettingsFromSystem().forEach(b::shardSetting);

@@ -63,6 +63,10 @@ public class EndToEndBench {
     @Param({"1", "4", "16"})
     public int buckets;
 
+    /** Every node's metrics: "on" (the default of every service) or "off", to measure what they cost. */
+    @Param({"on"})
+    public String metrics;
+
     /** Where the shards' databases are: "server", "pair-sync" or "pair-local" ({@link BenchServer}). */
     @Param({BenchServer.SERVER})
     public String database;
@@ -77,7 +81,10 @@ public class EndToEndBench {
     public void setUp() throws Exception {
         try {
             server = BenchServer.start(database);
-            platform = BenchPlatform.start(server, "e2e_" + items + "_" + buckets, Map.of());
+            if (!metrics.equals("on") && !metrics.equals("off")) {
+                throw new IllegalArgumentException("metrics=" + metrics + " must be on or off");
+            }
+            platform = BenchPlatform.start(server, "e2e_" + items + "_" + buckets, Map.of(), metrics.equals("on"));
             client = platform.client();
             itemIds = BenchItems.itemIds(items);
             platform.createItems(items, BenchItems.TOTAL, buckets);

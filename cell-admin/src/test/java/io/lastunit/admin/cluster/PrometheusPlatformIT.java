@@ -125,6 +125,16 @@ class PrometheusPlatformIT {
                 }
             }
 
+            // ./lastunit top, one screen: the shards found through ZooKeeper, the router by --metrics.
+            java.io.StringWriter topOut = new java.io.StringWriter();
+            picocli.CommandLine cli = io.lastunit.admin.cli.LastunitCli.commandLine();
+            cli.setOut(new java.io.PrintWriter(topOut, true));
+            cli.setErr(new java.io.PrintWriter(new java.io.StringWriter(), true));
+            assertThat(cli.execute("top", "--zookeeper", platform.zookeeper(), "--metrics", urls.get("router"),
+                    "--once", "--interval", "1")).isZero();
+            assertThat(topOut.toString()).startsWith("lastunit top — 3 services")
+                    .contains("shared-local-1", "shared-local-2", "shed cache/s").doesNotContain("down");
+
             // A real Prometheus, scraping every service with the shipped rules.
             Map<String, List<String>> jobs = new LinkedHashMap<>();
             urls.forEach((name, url) -> jobs.computeIfAbsent("lastunit-" + name.split(" ")[0], j -> new ArrayList<>())
