@@ -77,7 +77,8 @@ public record RouterConfig(
         int reserveBatchHoldAbove,
         int reserveQueueMax,
         Duration movingHoldMax,
-        io.lastunit.common.metrics.MetricsConfig metrics) {
+        io.lastunit.common.metrics.MetricsConfig metrics,
+        Duration shutdownGrace) {
 
     /** Longest {@code pullWait}: a Reserve should not wait longer than this for stock to move. */
     public static final Duration PULL_WAIT_MAX = Duration.ofSeconds(60);

@@ -13,6 +13,7 @@ import io.lastunit.common.lifecycle.NodeServer;
 import io.lastunit.common.metrics.Metrics;
 import io.lastunit.common.metrics.MetricsConfig;
 import io.lastunit.common.metrics.MetricsServer;
+import io.lastunit.common.health.ReadinessWatch;
 import io.lastunit.common.topology.Curators;
 import io.lastunit.common.topology.Topology;
 import io.lastunit.common.topology.TopologyCache;
@@ -35,6 +36,7 @@ import java.io.IOException;
 import java.time.Duration;
 import java.time.InstantSource;
 import java.util.HashSet;
+import java.util.List;
 import java.util.Set;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
@@ -60,6 +62,8 @@ public final class RouterNode implements AutoCloseable {
     private final RouterConfig config;
     private final LongSupplier nanoClock;
     private CuratorFramework curator;
+    /** Keeps the gRPC health true; set once serving, read by the server's closer. */
+    private volatile ReadinessWatch readiness;
     private TopologyCache topology;
     private ShardChannels channels;
     private ReserveBatcher batcher;
@@ -165,10 +169,24 @@ public final class RouterNode implements AutoCloseable {
             lifecycle.onClose("metrics server", metricsServer::close);
         }
         Server built = b.build();
-        lifecycle.onClose("gRPC server", () -> NodeServer.stop(built, health));
+        lifecycle.onClose("gRPC server", () -> {
+            ReadinessWatch r = readiness;
+            if (r != null) {
+                r.drain(config.shutdownGrace());
+            }
+            NodeServer.stop(built, health);
+        });
         server = built.start();
         // By name too, for probes that ask for the API's service; close() turns both NOT_SERVING.
-        NodeServer.serving(health, "", InventoryServiceGrpc.SERVICE_NAME);
+        // NOT_SERVING while ZooKeeper has been gone past the staleness bound: the router then answers
+        // TOPOLOGY_UNAVAILABLE, so a load balancer should send elsewhere.
+        CuratorFramework zk = curator;
+        readiness = new ReadinessWatch("router " + config.routerId(), health,
+                List.of("", InventoryServiceGrpc.SERVICE_NAME),
+                List.of(new ReadinessWatch.Condition("zookeeper", config.topologyStaleMax(),
+                        () -> zk.getZookeeperClient().isConnected())),
+                Duration.ofMillis(500), System::nanoTime).start();
+        lifecycle.onClose("readiness watch", readiness::close);
         log.info("router {} serving on {}:{} (topology at {}{}){}", config.routerId(), config.host(), server.getPort(),
                 config.zookeeper(), config.namespace(),
                 metricsServer == null ? "" : "; metrics " + metricsServer.url());

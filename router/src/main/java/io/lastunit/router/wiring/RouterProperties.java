@@ -49,6 +49,7 @@ public class RouterProperties {
     /** Empty: the router's own host. */
     private String metricsHost = "";
     private int metricsPort = 0;
+    private long shutdownGraceMs = 0;
     private int reserveQuantityMax = LIMITS.reserveQuantityMax();
     private long holdTtlMinMs = LIMITS.holdTtlMinMs();
     private long holdTtlMaxMs = LIMITS.holdTtlMaxMs();
@@ -65,7 +66,7 @@ public class RouterProperties {
                 file(tlsKey), file(shardTrustCertificate), Duration.ofMillis(pullWaitMs), pullAttemptsMax,
                 reserveBatchMax, reserveBatchesInFlightMax, reserveBatchHoldAbove, reserveQueueMax,
                 Duration.ofMillis(movingHoldMaxMs), new io.lastunit.common.metrics.MetricsConfig(metricsEnabled,
-                        metricsHost.isBlank() ? host : metricsHost, metricsPort));
+                        metricsHost.isBlank() ? host : metricsHost, metricsPort), Duration.ofMillis(shutdownGraceMs));
     }
 
     private static File file(String path) {
@@ -132,6 +133,8 @@ public class RouterProperties {
     public void setMetricsEnabled(boolean v) { this.metricsEnabled = v; }
     public String getMetricsHost() { return metricsHost; }
     public void setMetricsHost(String v) { this.metricsHost = v; }
+    public long getShutdownGraceMs() { return shutdownGraceMs; }
+    public void setShutdownGraceMs(long v) { this.shutdownGraceMs = v; }
     public int getMetricsPort() { return metricsPort; }
     public void setMetricsPort(int v) { this.metricsPort = v; }
     public int getReserveQuantityMax() { return reserveQuantityMax; }
