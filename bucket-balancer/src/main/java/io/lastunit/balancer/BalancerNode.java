@@ -36,6 +36,7 @@ import java.io.IOException;
 import java.time.Duration;
 import java.time.InstantSource;
 import java.util.HashSet;
+import java.util.List;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ArrayBlockingQueue;
@@ -46,6 +47,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
+import io.lastunit.common.health.ReadinessWatch;
 import org.apache.curator.framework.CuratorFramework;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -89,6 +91,8 @@ public final class BalancerNode implements AutoCloseable {
     private final BalancerMetrics metrics = new BalancerMetrics();
     private final NodeLifecycle lifecycle;
     private CuratorFramework curator;
+    /** Keeps the process's health true once serving. */
+    private ReadinessWatch readiness;
     private TopologyCache topology;
     private ShardChannels channels;
     private TransferExecutor executor;
@@ -183,8 +187,15 @@ public final class BalancerNode implements AutoCloseable {
         server = built.start();
         address = config.advertisedAddress().isEmpty() ? config.host() + ":" + server.getPort()
                 : config.advertisedAddress();
-        health.setStatus("", ServingStatus.SERVING);
         health.setStatus(BalancerServiceGrpc.SERVICE_NAME, ServingStatus.NOT_SERVING);
+        // The process ("") is NOT_SERVING while ZooKeeper has been gone past the staleness bound;
+        // BalancerService follows leadership (onLeadership).
+        CuratorFramework zk = curator;
+        readiness = new ReadinessWatch("balancer " + address, health, List.of(""),
+                List.of(new ReadinessWatch.Condition("zookeeper", config.topologyStaleMax(),
+                        () -> zk.getZookeeperClient().isConnected())),
+                Duration.ofMillis(500), System::nanoTime).start();
+        lifecycle.onClose("readiness watch", readiness::close);
 
         invariants = new InvariantWatch(this::servingFence, topology,
                 new CrossShardChecker(channels::get, config.stepTimeout()),

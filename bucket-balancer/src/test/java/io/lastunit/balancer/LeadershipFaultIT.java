@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.catchThrowableOfType;
 import io.grpc.StatusRuntimeException;
 import io.lastunit.api.balancer.v1.PullRequest;
 import io.lastunit.balancer.leader.Leadership;
+import io.lastunit.balancer.transfer.TransferFaults;
 import io.lastunit.common.GrpcErrors;
 import io.lastunit.testkit.PostgresFixture;
 import java.nio.charset.StandardCharsets;
@@ -103,6 +104,30 @@ class LeadershipFaultIT {
         assertThat(a.isLeader() && b.isLeader()).isFalse();
         BalancerNode leader = a.isLeader() ? a : b;
         Awaits.until("its endpoint published", () -> leader.address().equals(endpointOrNull()));
+    }
+
+    @Test
+    void whileZooKeeperIsGonePastTheStalenessBound_theProcessIsNotServing_untilItIsBack() throws Exception {
+        a = cluster.startBalancer(c -> c.topologyStaleMax = Duration.ofSeconds(1), TransferFaults.NONE);
+        io.grpc.ManagedChannel ch = io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder
+                .forAddress("127.0.0.1", a.port()).usePlaintext().build();
+        try {
+            java.util.function.Supplier<io.grpc.health.v1.HealthCheckResponse.ServingStatus> health = () ->
+                    io.grpc.health.v1.HealthGrpc.newBlockingStub(ch).withDeadlineAfter(10, TimeUnit.SECONDS)
+                            .check(io.grpc.health.v1.HealthCheckRequest.getDefaultInstance()).getStatus();
+            assertThat(health.get()).isEqualTo(io.grpc.health.v1.HealthCheckResponse.ServingStatus.SERVING);
+            cluster.stopZooKeeper();
+            try {
+                Awaits.until("NOT_SERVING", Duration.ofSeconds(20),
+                        () -> health.get() == io.grpc.health.v1.HealthCheckResponse.ServingStatus.NOT_SERVING);
+            } finally {
+                cluster.restartZooKeeper();
+            }
+            Awaits.until("SERVING again", Duration.ofSeconds(30),
+                    () -> health.get() == io.grpc.health.v1.HealthCheckResponse.ServingStatus.SERVING);
+        } finally {
+            ch.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
+        }
     }
 
     private static String endpoint() throws Exception {
