@@ -1,6 +1,5 @@
 package io.lastunit.admin.cli;
 
-import io.lastunit.admin.top.TopView;
 import io.lastunit.api.topology.v1.LiveShard;
 import io.lastunit.common.metrics.Scrape;
 import io.lastunit.common.topology.Topology;

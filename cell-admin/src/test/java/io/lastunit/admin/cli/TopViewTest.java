@@ -1,4 +1,4 @@
-package io.lastunit.admin.top;
+package io.lastunit.admin.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
 

@@ -1,6 +1,5 @@
-package io.lastunit.admin.top;
+package io.lastunit.admin.cli;
 
-import io.lastunit.admin.cli.Table;
 import io.lastunit.common.metrics.Scrape;
 import java.util.ArrayList;
 import java.util.List;
