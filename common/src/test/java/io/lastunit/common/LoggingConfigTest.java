@@ -44,7 +44,9 @@ class LoggingConfigTest {
                     .iteratorForAppenders();
             Appender<ILoggingEvent> appender = appenders.next();
             assertThat(appenders.hasNext()).as("one appender on the root").isFalse();
-            assertThat(appender.getName()).isEqualTo(format == null ? "text" : format);
+            assertThat(appender.getName()).isEqualTo("out");
+            assertThat(appender instanceof OutputStreamAppender<ILoggingEvent> o && o.getEncoder()
+                    instanceof ch.qos.logback.classic.encoder.JsonEncoder).isEqualTo("json".equals(format));
             ((OutputStreamAppender<ILoggingEvent>) appender).setOutputStream(captured);
             logging.accept(context);
         } finally {
