@@ -105,7 +105,8 @@ public final class StandbyWatch implements AutoCloseable {
                 case CANNOT_TELL -> log.warn("shard {}: the database role cannot see pg_stat_replication's"
                         + " sync_state (grant it pg_monitor); writes are not paused when the standby is gone,"
                         + " they wait for it up to the socket timeout", shardId);
-                default -> log.info("shard {}: synchronous standby {}", shardId, v);
+                case CONNECTED -> log.info("shard {}: synchronous standby connected: writes go on", shardId);
+                default -> log.debug("shard {}: synchronous standby {}", shardId, v);
             }
         }
     }
