@@ -49,8 +49,9 @@ public final class ShardPools implements AutoCloseable {
         HikariDataSource writes = pool(config, "shard-" + config.shardId(), config.poolSize(), t.socket(),
                 serverOptions(t, null), fenceSql, false, registry);
         try {
-            // One reader connection per read thread, one spare (a read pool thread never holds two).
-            HikariDataSource reads = pool(config, "shard-" + config.shardId() + "-reads", config.readThreads() + 1,
+            // One reader connection per read thread, one spare (a read pool thread never holds two),
+            // one for the standby watch and one for the scheduled checks, so neither makes a read wait.
+            HikariDataSource reads = pool(config, "shard-" + config.shardId() + "-reads", config.readThreads() + 3,
                     t.readStatement().plus(t.socket()), serverOptions(t, t.readStatement()), fenceSql, true,
                     registry);
             return new ShardPools(writes, reads);
