@@ -131,17 +131,11 @@ public class BaselineBench {
             }
         } finally {
             pool = null;
-            try {
-                if (db != null) {
-                    db.close();
-                    db = null;
-                }
-            } finally {
-                if (server != null) {
-                    server.close();
-                    server = null;
-                }
-            }
+            BenchDatabase d = db;
+            BenchServer s = server;
+            db = null;
+            server = null;
+            BenchServer.close(d, s);
         }
     }
 }

@@ -193,6 +193,22 @@ final class BenchServer implements AutoCloseable {
         pair.close();
     }
 
+    /**
+     * Closes a trial's database, then the server it is on, the server even when the database's
+     * close failed; either may be null.
+     */
+    static void close(BenchDatabase db, BenchServer server) throws IOException {
+        try {
+            if (db != null) {
+                db.close();
+            }
+        } finally {
+            if (server != null) {
+                server.close();
+            }
+        }
+    }
+
     private void closeQuietly() {
         try {
             close();

@@ -84,17 +84,11 @@ public class CommitBench {
                 connection = null;
             }
         } finally {
-            try {
-                if (db != null) {
-                    db.close();
-                    db = null;
-                }
-            } finally {
-                if (server != null) {
-                    server.close();
-                    server = null;
-                }
-            }
+            BenchDatabase d = db;
+            BenchServer s = server;
+            db = null;
+            server = null;
+            BenchServer.close(d, s);
         }
     }
 }
