@@ -99,6 +99,18 @@ public final class ShardNodeHarness implements AutoCloseable {
     }
 
     /** How long a call through this harness may take: 30 s, scaled for slow machines. */
+    /**
+     * The settings of an embedded PostgreSQL that a fault test stops, kills or fails over: state
+     * under {@code state}, fsync off (the faults are crashes of processes, not of the machine, so
+     * the page cache survives them) and every wait of the server bounded by a scaled minute.
+     */
+    public static io.lastunit.shard.store.local.ServerSettings faultTestServer(java.nio.file.Path state) {
+        long seconds = (io.lastunit.testkit.TestTimeouts.scaled(java.time.Duration.ofSeconds(60)).toMillis() + 999)
+                / 1000;
+        return io.lastunit.shard.store.local.ServerSettings.defaults().withStateDirectory(state).withFsync(false)
+                .withOperationWait(java.time.Duration.ofSeconds(seconds));
+    }
+
     public static long deadlineMillis() {
         return TestTimeouts.scaled(CALL_DEADLINE).toMillis();
     }

@@ -10,12 +10,10 @@ import io.lastunit.shard.store.local.PostgresServer;
 import io.lastunit.shard.store.local.ServerSettings;
 import io.lastunit.shard.store.local.StandbyPair;
 import io.lastunit.testkit.PostgresFixture;
-import io.lastunit.testkit.TestTimeouts;
 import io.lastunit.testkit.faults.Nemesis;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Path;
-import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
@@ -83,11 +81,7 @@ class DatabaseFailoverFaultIT {
     }
 
     private ServerSettings settings() {
-        long seconds = (TestTimeouts.scaled(Duration.ofSeconds(60)).toMillis() + 999) / 1000;
-        // fsync off: a kill of the postmaster is a crash of processes, not of the machine, and the
-        // page cache survives it; what is tested is what the standby had when the primary died.
-        return ServerSettings.defaults().withStateDirectory(state).withFsync(false)
-                .withOperationWait(Duration.ofSeconds(seconds));
+        return ShardNodeHarness.faultTestServer(state);
     }
 
     @Test

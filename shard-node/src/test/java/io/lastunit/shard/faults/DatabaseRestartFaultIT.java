@@ -9,13 +9,11 @@ import io.lastunit.shard.store.local.PostgresServer;
 import io.lastunit.shard.store.local.ServerSettings;
 import io.lastunit.shard.store.local.ShutdownMode;
 import io.lastunit.testkit.PostgresFixture;
-import io.lastunit.testkit.TestTimeouts;
 import io.lastunit.testkit.faults.History;
 import io.lastunit.testkit.faults.Nemesis;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Path;
-import java.time.Duration;
 import java.util.Map;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
@@ -44,10 +42,7 @@ class DatabaseRestartFaultIT {
     @ParameterizedTest
     @EnumSource(value = ShutdownMode.class, names = {"FAST", "IMMEDIATE"})
     void databaseRestartedMidSale_losesNoAcknowledgedHold(ShutdownMode mode) throws Exception {
-        long seconds = (TestTimeouts.scaled(Duration.ofSeconds(60)).toMillis() + 999) / 1000;
-        // fsync off: a restart is of processes, not of the machine; the page cache survives it.
-        ServerSettings settings = ServerSettings.defaults().withStateDirectory(state).withFsync(false)
-                .withOperationWait(Duration.ofSeconds(seconds));
+        ServerSettings settings = ShardNodeHarness.faultTestServer(state);
         try (PostgresServer server = PostgresServer.initPrimary("restart", PostgresBinaries.find(), settings)) {
             server.start();
             server.createDatabase(DB);

@@ -10,7 +10,6 @@ import io.lastunit.shard.store.local.ServerSettings;
 import io.lastunit.shard.store.local.ShutdownMode;
 import io.lastunit.shard.store.local.StandbyPair;
 import io.lastunit.testkit.PostgresFixture;
-import io.lastunit.testkit.TestTimeouts;
 import io.lastunit.testkit.faults.History;
 import io.lastunit.testkit.faults.Nemesis;
 import java.io.IOException;
@@ -21,7 +20,6 @@ import java.sql.DriverManager;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -50,9 +48,7 @@ class StandbyMissingFaultIT {
 
     @Test
     void standbyStoppedMidSale_writesRefusedStandbyMissing_nothingWritten_thenTheSaleGoesOn() throws Exception {
-        long seconds = (TestTimeouts.scaled(Duration.ofSeconds(60)).toMillis() + 999) / 1000;
-        ServerSettings settings = ServerSettings.defaults().withStateDirectory(state).withFsync(false)
-                .withOperationWait(Duration.ofSeconds(seconds));
+        ServerSettings settings = ShardNodeHarness.faultTestServer(state);
         try (StandbyPair pair = StandbyPair.start(PostgresBinaries.find(), settings, BaseBackupMethod.SQL_API)) {
             pair.createDatabase(DB);
             String direct = pair.primary().jdbcUrl(DB);

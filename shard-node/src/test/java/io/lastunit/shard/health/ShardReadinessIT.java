@@ -71,9 +71,7 @@ class ShardReadinessIT {
 
     @Test
     void databaseGonePastItsBound_isNotServing_untilItIsBack() throws Exception {
-        long seconds = (TestTimeouts.scaled(Duration.ofSeconds(60)).toMillis() + 999) / 1000;
-        ServerSettings settings = ServerSettings.defaults().withStateDirectory(state).withFsync(false)
-                .withOperationWait(Duration.ofSeconds(seconds));
+        ServerSettings settings = ShardNodeHarness.faultTestServer(state);
         try (PostgresServer server = PostgresServer.initPrimary("ready", PostgresBinaries.find(), settings)) {
             server.start();
             server.createDatabase("shard");
