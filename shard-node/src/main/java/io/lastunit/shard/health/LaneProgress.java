@@ -3,8 +3,8 @@ package io.lastunit.shard.health;
 import io.lastunit.shard.lane.LaneEngine;
 
 /**
- * The lanes' readiness condition: holds unless some lane has work queued and has not taken a batch
- * since the last look. Looked at by one thread (the readiness watch), which measures how long it
+ * The lanes' readiness condition: holds unless some lane has work in hand (queued, or the batch it is
+ * in) and has not taken a batch since the last look. Looked at by one thread (the readiness watch), which measures how long it
  * keeps failing: a lane in one long commit fails it until the commit ends, a stuck lane for good.
  */
 public final class LaneProgress {
@@ -24,7 +24,7 @@ public final class LaneProgress {
         boolean moving = true;
         for (int i = 0; i < seen.length; i++) {
             long now = engine.batchesOf(i);
-            if (now == seen[i] && engine.queueDepth(i) > 0) {
+            if (now == seen[i] && (engine.queueDepth(i) > 0 || engine.busy(i))) {
                 moving = false;
             }
             seen[i] = now;

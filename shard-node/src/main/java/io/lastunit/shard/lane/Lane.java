@@ -71,6 +71,8 @@ final class Lane implements Runnable {
     private long batchStartNanos;
 
     final AtomicLong batches = new AtomicLong();
+    /** True while the lane is inside a batch (its operations wait on it): readiness counts it as work in hand. */
+    volatile boolean busy;
     final AtomicLong opsApplied = new AtomicLong();
     final AtomicLong redos = new AtomicLong();
     /** Database transactions committed by batches (a batch answered from the cache commits none). */
@@ -216,6 +218,15 @@ final class Lane implements Runnable {
      * the lane took before that request has been written when it is answered.
      */
     private void process(List<Op> batch) {
+        busy = true;
+        try {
+            processBatch(batch);
+        } finally {
+            busy = false;
+        }
+    }
+
+    private void processBatch(List<Op> batch) {
         assertOnLaneThread();
         batches.incrementAndGet();
         engine.observer().batch(index, batch.size());

@@ -90,6 +90,11 @@ public final class LaneEngine implements AutoCloseable {
         return lanes[lane].batches.get();
     }
 
+    /** Whether lane {@code lane} is inside a batch now. */
+    public boolean busy(int lane) {
+        return lanes[lane].busy;
+    }
+
     /** Operations waiting in lane {@code lane}'s queue now. */
     public int queueDepth(int lane) {
         return lanes[lane].depth();
