@@ -149,6 +149,8 @@ public final class RouterNode implements AutoCloseable {
             router.observe(metrics);
             reserveFlow.observe(metrics);
             pipeline.observe(metrics);
+            metrics.onTopology(topology.current());
+            topology.addListener(metrics::onTopology);
             RouterMetrics.bindTopology(registry, topology, curator);
         }
         RouterInventoryService service = new RouterInventoryService(new RequestValidator(config.limits()), router,

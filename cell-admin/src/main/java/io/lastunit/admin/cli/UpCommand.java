@@ -2,6 +2,7 @@ package io.lastunit.admin.cli;
 
 import io.lastunit.admin.platform.EmbeddedZooKeeper;
 import io.lastunit.admin.platform.LocalPlatform;
+import io.lastunit.admin.platform.LocalPrometheus;
 import io.lastunit.api.topology.v1.ShardInfo;
 import io.lastunit.common.local.OwnedTempDirectory;
 import io.lastunit.common.topology.Topology;
@@ -9,6 +10,7 @@ import java.io.IOException;
 import java.io.PrintWriter;
 import java.net.InetAddress;
 import java.net.ServerSocket;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
@@ -37,6 +39,9 @@ public final class UpCommand implements Callable<Integer> {
     static final int SHARDS_TOTAL_MAX = 32;
     static final int ZOOKEEPER_PORT_DEFAULT = 2181;
     static final int ROUTER_PORT_DEFAULT = 7400;
+    static final int PROMETHEUS_PORT_DEFAULT = 9090;
+    /** How often the local Prometheus scrapes every service and evaluates the rules. */
+    static final Duration PROMETHEUS_INTERVAL = Duration.ofSeconds(5);
 
     @Spec
     CommandSpec spec;
@@ -64,6 +69,15 @@ public final class UpCommand implements Callable<Integer> {
             description = "The embedded ZooKeeper's port (default 2181, or a free one if 2181 is taken; 0 picks a free one).")
     Integer zookeeperPort;
 
+    @Option(names = "--prometheus",
+            description = "Also run Prometheus (the 'prometheus' binary on the PATH), scraping every service with the"
+                    + " shipped alert and recording rules (observability/prometheus/lastunit-rules.yml).")
+    boolean prometheus;
+
+    @Option(names = "--prometheus-port", paramLabel = "PORT",
+            description = "Its port (default 9090, or a free one if 9090 is taken; 0 picks a free one; needs --prometheus).")
+    Integer prometheusPort;
+
     @Mixin
     JdbcOptions jdbc = new JdbcOptions();
 
@@ -74,13 +88,14 @@ public final class UpCommand implements Callable<Integer> {
         PrintWriter out = spec.commandLine().getOut();
         long t0 = System.nanoTime();
         int zkPort = chooseZooKeeperPort(out);
+        int promPort = prometheus ? choosePrometheusPort(out) : -1;
         if (routerPort > 0 && !isFree(routerPort)) {
             throw CliError.usage("--router-port " + routerPort + " is in use (another './lastunit up' or router?);"
                     + " pass --router-port 0 for a free one");
         }
         int total = regionList.size() * (shards + (dedicatedCell == null ? 0 : dedicatedShards()));
-        out.printf("lastunit up: starting ZooKeeper, %s, %d shard node%s, a router, a bucket-balancer and an admin server ...%n",
-                jdbc.describe(), total, total == 1 ? "" : "s");
+        out.printf("lastunit up: starting ZooKeeper, %s, %d shard node%s, a router, a bucket-balancer and an admin server%s ...%n",
+                jdbc.describe(), total, total == 1 ? "" : "s", prometheus ? ", then Prometheus" : "");
         out.flush();
 
         Closer closer = new Closer();
@@ -88,7 +103,8 @@ public final class UpCommand implements Callable<Integer> {
         Thread hook = new Thread(() -> {
             PrintWriter o = spec.commandLine().getOut();
             o.println();
-            o.println("lastunit up: stopping (balancer, router, shard nodes, ZooKeeper, PostgreSQL) ...");
+            o.println("lastunit up: stopping (" + (prometheus ? "Prometheus, " : "")
+                    + "balancer, router, shard nodes, ZooKeeper, PostgreSQL) ...");
             o.flush();
             long s = System.nanoTime();
             closer.close();
@@ -99,6 +115,7 @@ public final class UpCommand implements Callable<Integer> {
         Runtime.getRuntime().addShutdownHook(hook);
         LocalPlatform platform;
         PlatformDatabases dbs;
+        LocalPrometheus prom = null;
         try {
             EmbeddedZooKeeper zk = closer.add(EmbeddedZooKeeper.start(zkPort, OwnedTempDirectory.stateDirectory(),
                     line -> {
@@ -112,6 +129,14 @@ public final class UpCommand implements Callable<Integer> {
                 b.cell(dedicatedCell, regionList, dedicatedShards());
             }
             platform = closer.add(b.start());
+            if (prometheus) {
+                try {
+                    prom = closer.add(LocalPrometheus.start(OwnedTempDirectory.stateDirectory(), promPort,
+                            LocalPrometheus.jobs(platform.metricsUrls()), PROMETHEUS_INTERVAL, Duration.ofSeconds(60)));
+                } catch (IOException e) {
+                    throw CliError.failed("Prometheus did not start: " + rootMessage(e));
+                }
+            }
         } catch (CliError e) {
             closeAfterFailedStart(closer, hook);
             throw e;
@@ -119,7 +144,7 @@ public final class UpCommand implements Callable<Integer> {
             closeAfterFailedStart(closer, hook);
             throw CliError.failed("the platform did not start: " + rootMessage(e));
         }
-        banner(out, platform, dbs, (System.nanoTime() - t0) / 1e9);
+        banner(out, platform, dbs, prom, (System.nanoTime() - t0) / 1e9);
         stopped.await();
         return ExitCodes.OK;
     }
@@ -133,7 +158,7 @@ public final class UpCommand implements Callable<Integer> {
         }
     }
 
-    private void banner(PrintWriter out, LocalPlatform p, PlatformDatabases dbs, double seconds) {
+    private void banner(PrintWriter out, LocalPlatform p, PlatformDatabases dbs, LocalPrometheus prom, double seconds) {
         String zk = p.zookeeper();
         String router = "127.0.0.1:" + p.routerPort();
         out.printf("%nlastunit platform is up (%.1f s)%n", seconds);
@@ -146,6 +171,10 @@ public final class UpCommand implements Callable<Integer> {
         out.println("  admin       127.0.0.1:" + p.adminPort() + "   lastunit.admin.v1.AdminService (tenant moves;"
                 + " the dev token), plaintext");
         out.println("  postgresql  " + dbs.describe());
+        if (prom != null) {
+            out.println("  prometheus  " + prom.base() + "   scraping every service each "
+                    + PROMETHEUS_INTERVAL.toSeconds() + " s with the shipped rules (alerts: " + prom.base() + "/alerts)");
+        }
         if (dbs.unsafeNoFsync()) {
             out.println("  WARNING     --unsafe-no-fsync: PostgreSQL does not flush commits to disk; a crash of this"
                     + " machine can lose confirmed reservations and sales.");
@@ -178,6 +207,10 @@ public final class UpCommand implements Callable<Integer> {
         String routerMetrics = metrics.get("router");
         out.println("  ./lastunit top --zookeeper " + zk + (routerMetrics == null ? "" : " --metrics " + routerMetrics)
                 + "   # a live view: sales/s, sheds, lanes, drift");
+        if (prom != null) {
+            out.println("  curl -sG " + prom.base() + "/api/v1/query --data-urlencode"
+                    + " 'query=sum(rate(lastunit_holds_total[1m]))'   # holds/s, from Prometheus");
+        }
         out.println("  grpcurl -plaintext " + router + " list   # the router serves reflection");
         out.println("  grpcurl -plaintext -H 'authorization: Bearer " + LocalPlatform.DEV_TOKEN + "' \\");
         out.println("    -d '{\"tenant_id\":\"acme\",\"item_id\":\"sku-1\",\"total\":10,\"home_region\":\""
@@ -231,6 +264,19 @@ public final class UpCommand implements Callable<Integer> {
         if (zookeeperPort != null && routerPort != 0 && zookeeperPort.intValue() == routerPort) {
             problems.add("--zookeeper-port and --router-port are both " + routerPort);
         }
+        if (prometheusPort != null && !prometheus) {
+            problems.add("--prometheus-port needs --prometheus");
+        }
+        if (prometheusPort != null && (prometheusPort < 0 || prometheusPort > 65_535)) {
+            problems.add("--prometheus-port " + prometheusPort + " is outside [0, 65535]");
+        }
+        if (prometheusPort != null && prometheusPort != 0 && (prometheusPort.intValue() == routerPort
+                || (zookeeperPort != null && prometheusPort.equals(zookeeperPort)))) {
+            problems.add("--prometheus-port " + prometheusPort + " is also the router's or ZooKeeper's port");
+        }
+        if (prometheus && !onPath("prometheus")) {
+            problems.add("--prometheus needs the 'prometheus' binary on the PATH (Debian: apt-get install prometheus)");
+        }
         try {
             jdbc.validate(spec.commandLine());
         } catch (ParameterException e) {
@@ -261,6 +307,36 @@ public final class UpCommand implements Callable<Integer> {
         }
         out.println("lastunit up: port " + ZOOKEEPER_PORT_DEFAULT + " is taken; ZooKeeper gets a free port (printed below)");
         return -1;
+    }
+
+    /** The port to start Prometheus on; 0 means any free one. */
+    private int choosePrometheusPort(PrintWriter out) {
+        if (prometheusPort != null) {
+            if (prometheusPort != 0 && !isFree(prometheusPort)) {
+                throw CliError.usage("--prometheus-port " + prometheusPort + " is in use; pass --prometheus-port 0"
+                        + " for a free one");
+            }
+            return prometheusPort;
+        }
+        if (isFree(PROMETHEUS_PORT_DEFAULT)) {
+            return PROMETHEUS_PORT_DEFAULT;
+        }
+        out.println("lastunit up: port " + PROMETHEUS_PORT_DEFAULT + " is taken; Prometheus gets a free port (printed below)");
+        return 0;
+    }
+
+    /** Whether an executable {@code name} is in a directory of {@code PATH}. */
+    static boolean onPath(String name) {
+        String path = System.getenv("PATH");
+        if (path == null) {
+            return false;
+        }
+        for (String d : path.split(java.io.File.pathSeparator)) {
+            if (!d.isEmpty() && java.nio.file.Files.isExecutable(java.nio.file.Path.of(d, name))) {
+                return true;
+            }
+        }
+        return false;
     }
 
     static boolean isFree(int port) {

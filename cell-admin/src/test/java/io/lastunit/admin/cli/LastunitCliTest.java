@@ -177,5 +177,10 @@ class LastunitCliTest {
         assertUsageError(CliRun.of("up", "--shards", "20", "--dedicated-cell", "big", "--dedicated-shards", "20"),
                 "40 shard nodes in all");
         assertUsageError(CliRun.of("up", "--zookeeper-port", "7400"), "both 7400");
+        assertUsageError(CliRun.of("up", "--prometheus-port", "9091"), "--prometheus-port needs --prometheus");
+        assertUsageError(CliRun.of("up", "--prometheus", "--prometheus-port", "70000"),
+                "--prometheus-port 70000 is outside [0, 65535]");
+        assertUsageError(CliRun.of("up", "--prometheus", "--prometheus-port", "7400"),
+                "--prometheus-port 7400 is also the router's or ZooKeeper's port");
     }
 }

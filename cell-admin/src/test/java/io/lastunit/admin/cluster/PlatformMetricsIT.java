@@ -101,9 +101,15 @@ class PlatformMetricsIT {
                     .as("the sale's holds, placed on the source shard").isEqualTo(10);
 
             Scrape r = Scrape.of(urls.get("router"));
-            assertThat(r.value("lastunit_router_reserves_total", "outcome", "RESERVED")).isEqualTo(10);
-            assertThat(r.value("lastunit_router_reserves_total", "outcome", "SOLD_OUT")).isEqualTo(2);
-            assertThat(r.value("lastunit_router_sheds_total", "cause", "sold_out_cache")).isEqualTo(1);
+            assertThat(r.value("lastunit_router_reserves_total", "outcome", "RESERVED", "cell", "shared"))
+                    .isEqualTo(10);
+            assertThat(r.value("lastunit_router_reserves_total", "outcome", "SOLD_OUT", "cell", "shared"))
+                    .isEqualTo(2);
+            assertThat(r.value("lastunit_router_sheds_total", "cause", "sold_out_cache", "cell", "shared"))
+                    .isEqualTo(1);
+            assertThat(r.sum("lastunit_router_reserves_total", "cell", "big")).as("cell big's series, at zero")
+                    .isZero();
+            assertThat(r.all("lastunit_router_reserves_total", "cell", "big")).isNotEmpty();
             assertThat(r.names()).contains("lastunit_grpc_client_processing_duration_seconds_count");
 
             String balancerUrl = urls.get("balancer " + balancer.address());

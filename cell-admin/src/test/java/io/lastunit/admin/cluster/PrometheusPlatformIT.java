@@ -10,6 +10,7 @@ import io.grpc.ManagedChannel;
 import io.lastunit.admin.observability.AlertRulesTest;
 import io.lastunit.admin.observability.DashboardTest;
 import io.lastunit.admin.platform.LocalPlatform;
+import io.lastunit.admin.platform.LocalPrometheus;
 import io.lastunit.api.inventory.v1.CreateItemRequest;
 import io.lastunit.api.inventory.v1.InventoryServiceGrpc;
 import io.lastunit.api.inventory.v1.ReserveOutcome;
@@ -18,15 +19,12 @@ import io.lastunit.common.metrics.Scrape;
 import io.lastunit.shard.ShardNode;
 import io.lastunit.testkit.PostgresFixture;
 import io.lastunit.testkit.TestTimeouts;
-import io.lastunit.testkit.prometheus.PrometheusServer;
-import java.net.URI;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -67,18 +65,13 @@ class PrometheusPlatformIT {
         return names;
     }
 
-    private static String hostPort(String url) {
-        URI u = URI.create(url);
-        return u.getHost() + ":" + u.getPort();
-    }
-
-    private static double scalar(PrometheusServer p, String promql) throws Exception {
+    private static double scalar(LocalPrometheus p, String promql) throws Exception {
         JsonArray result = JsonParser.parseString(p.query(promql)).getAsJsonObject().getAsJsonObject("data")
                 .getAsJsonArray("result");
         return result.isEmpty() ? Double.NaN : result.get(0).getAsJsonObject().getAsJsonArray("value").get(1).getAsDouble();
     }
 
-    private static List<String> firing(PrometheusServer p) throws Exception {
+    private static List<String> firing(LocalPrometheus p) throws Exception {
         List<String> names = new ArrayList<>();
         for (JsonElement a : JsonParser.parseString(p.get("/api/v1/alerts")).getAsJsonObject().getAsJsonObject("data")
                 .getAsJsonArray("alerts")) {
@@ -136,16 +129,19 @@ class PrometheusPlatformIT {
                     .contains("shared-local-1", "shared-local-2", "shed cache/s").doesNotContain("down");
 
             // A real Prometheus, scraping every service with the shipped rules.
-            Map<String, List<String>> jobs = new LinkedHashMap<>();
-            urls.forEach((name, url) -> jobs.computeIfAbsent("lastunit-" + name.split(" ")[0], j -> new ArrayList<>())
-                    .add(hostPort(url)));
-            try (PrometheusServer prometheus = PrometheusServer.start(dir, jobs,
-                    List.of(AlertRulesTest.DIR.resolve("lastunit-rules.yml")), Duration.ofSeconds(1),
-                    TestTimeouts.scaled(Duration.ofSeconds(60)))) {
+            // A real Prometheus as './lastunit up --prometheus' starts it: the shipped rules, from the jar.
+            assertThat(LocalPrometheus.shippedRules()).as("the jar's rules are the repository's")
+                    .isEqualTo(Files.readString(AlertRulesTest.DIR.resolve("lastunit-rules.yml")));
+            Path prometheusFiles;
+            try (LocalPrometheus prometheus = LocalPrometheus.start(dir, 0, LocalPrometheus.jobs(urls),
+                    Duration.ofSeconds(1), TestTimeouts.scaled(Duration.ofSeconds(60)))) {
+                prometheusFiles = prometheus.directory();
                 await().atMost(TestTimeouts.scaled(Duration.ofSeconds(60))).pollInterval(Duration.ofMillis(500))
                         .until(() -> scalar(prometheus, "sum(lastunit_holds_total{event=\"created\"})") == 20
                                 && scalar(prometheus, "sum(lastunit_router_reserves_total{outcome=\"SOLD_OUT\"})") == 5
                                 && scalar(prometheus, "count(up{job=\"lastunit-shard\"} == 1)") == 2);
+                assertThat(prometheus.query("up == 1")).as("every service scraped, by the job names the rules use")
+                        .contains("lastunit-router", "lastunit-shard", "lastunit-balancer");
                 assertThat(firing(prometheus)).as("nothing wrong yet").doesNotContain("LastunitInvariantDrift");
 
                 // Held units taken back behind the lanes' back: the bucket still adds up, its holds no longer do.
@@ -164,6 +160,7 @@ class PrometheusPlatformIT {
                         .until(() -> firing(prometheus).contains("LastunitInvariantDrift"));
                 assertThat(scalar(prometheus, "max(lastunit_invariant_drift_units{scope=\"shard\"})")).isPositive();
             }
+            assertThat(prometheusFiles).as("its files are deleted when it stops").doesNotExist();
         }
     }
 }

@@ -100,8 +100,11 @@ public final class ReservePipeline {
                 && !recentKeys.seen(r.getTenantId(), r.getItemId(), r.getIdempotencyKey())) {
             shed.incrementAndGet();
             RouterObserver o = observer;
-            o.shed(RouterObserver.Shed.SOLD_OUT_CACHE);
-            o.reserveAnswered(SOLD_OUT, null);
+            if (o != RouterObserver.NONE) {
+                String cell = router.cellOf(r.getTenantId());
+                o.shed(cell, RouterObserver.Shed.SOLD_OUT_CACHE);
+                o.reserveAnswered(cell, SOLD_OUT, null);
+            }
             return CompletableFuture.completedFuture(SOLD_OUT);
         }
         boolean probe = cached == SoldOutCache.Verdict.PROBE;
@@ -110,7 +113,7 @@ public final class ReservePipeline {
             if (probe) {
                 soldOut.forget(key); // the probe was not sent: the next Reserve asks the shard
             }
-            observer.reserveAnswered(null, refused);
+            answered(r, null, refused);
             return CompletableFuture.failedFuture(refused);
         }
         Deadline deadline = router.deadline(ctx);
@@ -118,22 +121,37 @@ public final class ReservePipeline {
         return flow.reserve(r, deadline, (request, until) -> toShard(ctx, request, until))
                 .whenComplete((answer, err) -> {
                     settle(r, key, probe, answer);
-                    observer.reserveAnswered(answer == null ? null : answer.response(), err);
+                    answered(r, answer == null ? null : answer.response(), err);
                 })
                 .thenApply(ReserveFlow.Answer::response);
+    }
+
+    /** Tells the observer of an answer to {@code r}, labelled with its tenant's cell. */
+    private void answered(ReserveRequest r, ReserveResponse response, Throwable error) {
+        RouterObserver o = observer;
+        if (o != RouterObserver.NONE) {
+            o.reserveAnswered(router.cellOf(r.getTenantId()), response, error);
+        }
+    }
+
+    private void shedFor(ReserveRequest r, RouterObserver.Shed cause) {
+        RouterObserver o = observer;
+        if (o != RouterObserver.NONE) {
+            o.shed(router.cellOf(r.getTenantId()), cause);
+        }
     }
 
     /** Refuses {@code r} by the buyer's rate, then by the item's calls in flight; null takes a slot. */
     private Failure admit(ReserveRequest r, ItemKey key) {
         if (!buyers.tryAcquire(r.getTenantId(), r.getBuyerId())) {
             shed.incrementAndGet();
-            observer.shed(RouterObserver.Shed.RATE_LIMIT);
+            shedFor(r, RouterObserver.Shed.RATE_LIMIT);
             return Failure.retryable(Reason.RATE_LIMITED, "buyer " + r.getBuyerId() + " of tenant "
                     + r.getTenantId() + " is over its request rate", RATE_LIMITED_RETRY);
         }
         if (!inFlight.tryAcquire(key)) {
             shed.incrementAndGet();
-            observer.shed(RouterObserver.Shed.IN_FLIGHT);
+            shedFor(r, RouterObserver.Shed.IN_FLIGHT);
             return Failure.retryable(Reason.ITEM_BUSY, "too many requests in flight for item " + r.getItemId(),
                     ITEM_BUSY_RETRY);
         }

@@ -141,6 +141,21 @@ public final class Router {
         return new ShardChannels.Dial(trustCertificate, REPLY_BYTES_MAX, true, false);
     }
 
+    /**
+     * The tenant's cell in the current topology, for labelling its answers
+     * ({@link RouterObserver}); {@value #CELL_UNKNOWN} while the topology is unavailable. Never throws.
+     */
+    public String cellOf(String tenant) {
+        try {
+            return topology.get().cellOf(tenant);
+        } catch (RuntimeException e) {
+            return CELL_UNKNOWN;
+        }
+    }
+
+    /** The cell label of an answer given while the router had no current topology. */
+    public static final String CELL_UNKNOWN = "unknown";
+
     /** Which shard owns (tenant, item, region) now; fails with the reason a call would fail with. */
     public ShardInfo resolve(String tenant, String item, String region) {
         Topology t = topology.get();

@@ -44,11 +44,15 @@ public interface RouterObserver {
     RouterObserver NONE = new RouterObserver() {
     };
 
-    /** A Reserve answered (sheds included): {@code response} on success, else {@code error}. */
-    default void reserveAnswered(ReserveResponse response, Throwable error) {
+    /**
+     * A Reserve answered (sheds included): {@code response} on success, else {@code error};
+     * {@code cell} is the tenant's cell when it was answered ({@link Router#cellOf}).
+     */
+    default void reserveAnswered(String cell, ReserveResponse response, Throwable error) {
     }
 
-    default void shed(Shed cause) {
+    /** A Reserve of a tenant of {@code cell} answered by the router itself. */
+    default void shed(String cell, Shed cause) {
     }
 
     /** A call sent again to the same owner after UNAVAILABLE (backoff). */

@@ -2,10 +2,11 @@ package io.lastunit.shard.metrics;
 
 import io.lastunit.api.shard.v1.Drift;
 import io.lastunit.api.shard.v1.InvariantReport;
+import io.lastunit.common.metrics.InvariantMeters;
 import io.lastunit.common.metrics.Metrics;
 import io.lastunit.shard.store.InvariantChecker;
-import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.Tags;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.composite.CompositeMeterRegistry;
 import java.sql.Connection;
@@ -65,19 +66,11 @@ public final class ShardChecks implements AutoCloseable {
     private final Duration sampleInterval;
     private final String shardId;
     private final ScheduledExecutorService scheduler;
-    private final AtomicLong driftUnits = new AtomicLong();
-    private final AtomicLong driftingItems = new AtomicLong();
-    private final AtomicLong checkFailed = new AtomicLong();
-    /** Checks in a row that found a drift (0 after a clean one): the page fires at two. */
-    private final AtomicLong driftStreak = new AtomicLong();
-    private final AtomicLong lastCheckEpochSeconds = new AtomicLong();
+    private final InvariantMeters invariant;
     private final AtomicLong lockWaits = new AtomicLong();
     private volatile double longestTransactionSeconds;
     private final AtomicLong heldHolds = new AtomicLong();
     private final AtomicLong heldUnits = new AtomicLong();
-    private final Counter checksOk;
-    private final Counter checksDrift;
-    private final Counter checksFailed;
 
     /** @param registry where the results go (a registry nobody reads when metrics are off) */
     public ShardChecks(InvariantChecker checker, DataSource reads, MeterRegistry registry, Duration invariantInterval,
@@ -88,21 +81,7 @@ public final class ShardChecks implements AutoCloseable {
         this.sampleInterval = sampleInterval;
         this.shardId = shardId;
         MeterRegistry r = registry == null ? new CompositeMeterRegistry() : registry;
-        String scope = "shard";
-        Gauge.builder(Metrics.PREFIX + "invariant.drift.units", driftUnits, AtomicLong::get).tag("scope", scope)
-                .description("units away from the invariants at the last check that ran").register(r);
-        Gauge.builder(Metrics.PREFIX + "invariant.drifting.items", driftingItems, AtomicLong::get).tag("scope", scope)
-                .description("items with a drift at the last check that ran").register(r);
-        Gauge.builder(Metrics.PREFIX + "invariant.drift.streak", driftStreak, AtomicLong::get).tag("scope", scope)
-                .description("checks in a row that found a drift (0 after a clean check)").register(r);
-        Gauge.builder(Metrics.PREFIX + "invariant.check.failed", checkFailed, AtomicLong::get).tag("scope", scope)
-                .description("1 when the last invariant check could not run").register(r);
-        Gauge.builder(Metrics.PREFIX + "invariant.last.check.timestamp", lastCheckEpochSeconds, AtomicLong::get)
-                .tag("scope", scope).baseUnit("seconds").description("when the last check that ran finished")
-                .register(r);
-        checksOk = checks(r, scope, "ok");
-        checksDrift = checks(r, scope, "drift");
-        checksFailed = checks(r, scope, "failed");
+        invariant = new InvariantMeters(r, "shard", Tags.empty(), System.currentTimeMillis() / 1000);
         Gauge.builder(Metrics.PREFIX + "db.lock.waits", lockWaits, AtomicLong::get)
                 .description("sessions of the shard's database waiting for a lock").register(r);
         Gauge.builder(Metrics.PREFIX + "db.transaction.oldest", this, c -> c.longestTransactionSeconds)
@@ -117,11 +96,6 @@ public final class ShardChecks implements AutoCloseable {
             th.setDaemon(true);
             return th;
         });
-    }
-
-    private static Counter checks(MeterRegistry r, String scope, String result) {
-        return Counter.builder(Metrics.PREFIX + "invariant.checks").tag("scope", scope).tag("result", result)
-                .description("invariant checks by result: ok, drift, failed (could not run)").register(r);
     }
 
     public ShardChecks start() {
@@ -141,23 +115,15 @@ public final class ShardChecks implements AutoCloseable {
         try {
             report = checker.check("", "");
         } catch (SQLException | RuntimeException e) {
-            checkFailed.set(1);
-            checksFailed.increment();
+            invariant.failed();
             log.warn("shard {}: the invariant check could not run: {}", shardId, e.toString());
             return;
         }
         DriftSummary s = DriftSummary.of(report);
-        driftUnits.set(s.units());
-        driftingItems.set(s.items());
-        checkFailed.set(0);
-        lastCheckEpochSeconds.set(System.currentTimeMillis() / 1000);
+        invariant.checked(s.units(), s.items(), System.currentTimeMillis() / 1000);
         if (report.getDriftsCount() == 0) {
-            driftStreak.set(0);
-            checksOk.increment();
             return;
         }
-        driftStreak.incrementAndGet();
-        checksDrift.increment();
         List<Drift> first = report.getDriftsList().subList(0, Math.min(DRIFTS_LOGGED_MAX, report.getDriftsCount()));
         log.error("shard {}: INVARIANT DRIFT: {} units over {} items ({} drifts); first: {}", shardId, s.units(),
                 s.items(), report.getDriftsCount(), first.stream().map(d -> d.getKind() + " " + d.getTenantId() + "/"
