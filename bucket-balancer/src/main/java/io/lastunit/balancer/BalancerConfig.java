@@ -39,6 +39,9 @@ import java.util.List;
  * @param tlsCertificate        PEM certificate chain of the balancer's listener, or null (plaintext);
  *                              routers dial the leader trusting the shard nodes' CA
  * @param tlsKey                PKCS#8 PEM key of the listener, or null
+ * @param shutdownGrace         how long a stopping balancer says NOT_SERVING (process and
+ *                              BalancerService) while it still takes calls, before it gives up the
+ *                              lead and stops: 0 to 5 minutes
  */
 public record BalancerConfig(
         String host,
@@ -67,7 +70,8 @@ public record BalancerConfig(
         File shardTrustCertificate,
         File tlsCertificate,
         File tlsKey,
-        io.lastunit.common.metrics.MetricsConfig metrics) {
+        io.lastunit.common.metrics.MetricsConfig metrics,
+        Duration shutdownGrace) {
 
     public BalancerConfig {
         List<String> problems = new ArrayList<>();
@@ -94,6 +98,7 @@ public record BalancerConfig(
         within(problems, "stepTimeout", stepTimeout, Duration.ofMillis(10), Duration.ofMinutes(5));
         within(problems, "recoveryInterval", recoveryInterval, Duration.ofMillis(10), Duration.ofHours(24));
         within(problems, "metricsLogInterval", metricsLogInterval, Duration.ofSeconds(1), Duration.ofHours(24));
+        within(problems, "shutdownGrace", shutdownGrace, Duration.ZERO, Duration.ofMinutes(5));
         try {
             new BalancePolicy(hysteresis, minTransfer, collapseFraction, collapseMin, demandFloor);
         } catch (IllegalArgumentException e) {
@@ -136,7 +141,8 @@ public record BalancerConfig(
         return new BalancerConfig("127.0.0.1", 7500, "", zookeeper, "/lastunit", Duration.ofSeconds(15),
                 Duration.ofSeconds(10), Duration.ofSeconds(1), 0.25, 16, 0.02, 64, 0.1, Duration.ofSeconds(10),
                 Duration.ofSeconds(5), 2, 3, Duration.ofSeconds(5), Duration.ofSeconds(10), 256, 4, 1_024,
-                Duration.ofSeconds(60), null, null, null, io.lastunit.common.metrics.MetricsConfig.on("127.0.0.1"));
+                Duration.ofSeconds(60), null, null, null, io.lastunit.common.metrics.MetricsConfig.on("127.0.0.1"),
+                Duration.ZERO);
     }
 
     public BalancePolicy policy() {
@@ -185,6 +191,7 @@ public record BalancerConfig(
         public File tlsCertificate;
         public File tlsKey;
         public io.lastunit.common.metrics.MetricsConfig metrics;
+        public Duration shutdownGrace;
 
         Builder(BalancerConfig c) {
             host = c.host;
@@ -214,6 +221,7 @@ public record BalancerConfig(
             tlsCertificate = c.tlsCertificate;
             tlsKey = c.tlsKey;
             metrics = c.metrics;
+            shutdownGrace = c.shutdownGrace;
         }
 
         BalancerConfig build() {
@@ -221,7 +229,7 @@ public record BalancerConfig(
                     topologyStaleMax, interval, hysteresis, minTransfer, collapseFraction, collapseMin, demandFloor,
                     demandWindow, invariantInterval, invariantConsecutive, stepAttemptsMax, stepTimeout,
                     recoveryInterval, movesPerTickMax, pullThreads, pullQueueMax, metricsLogInterval,
-                    shardTrustCertificate, tlsCertificate, tlsKey, metrics);
+                    shardTrustCertificate, tlsCertificate, tlsKey, metrics, shutdownGrace);
         }
     }
 }

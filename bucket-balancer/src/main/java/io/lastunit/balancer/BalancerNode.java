@@ -212,8 +212,12 @@ public final class BalancerNode implements AutoCloseable {
 
         leadership = new Leadership(curator, config.namespace(), address, this::recoverAll, this::onLeadership,
                 RECOVERY_RETRY);
-        // Left first on close: it fences at once, withdraws the endpoint, and a standby takes over.
+        // Left right after the grace on close: it fences at once, withdraws the endpoint, and a
+        // standby takes over.
         lifecycle.onClose("leadership", leadership::close);
+        // First on close: NOT_SERVING, then the grace while it still leads and takes calls.
+        ReadinessWatch r = readiness;
+        lifecycle.onClose("shutdown grace", () -> r.drain(config.shutdownGrace()));
         try {
             leadership.start();
         } catch (Exception e) {

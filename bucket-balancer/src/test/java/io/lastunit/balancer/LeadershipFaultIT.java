@@ -9,11 +9,13 @@ import io.lastunit.balancer.leader.Leadership;
 import io.lastunit.balancer.transfer.TransferFaults;
 import io.lastunit.common.GrpcErrors;
 import io.lastunit.testkit.PostgresFixture;
+import io.lastunit.testkit.TestTimeouts;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import org.apache.zookeeper.Watcher;
@@ -125,6 +127,40 @@ class LeadershipFaultIT {
             }
             Awaits.until("SERVING again", Duration.ofSeconds(30),
                     () -> health.get() == io.grpc.health.v1.HealthCheckResponse.ServingStatus.SERVING);
+        } finally {
+            ch.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
+        }
+    }
+
+    @Test
+    void shutdown_saysNotServingForTheGrace_whileStillLeadingAndTakingCalls_thenHandsTheLeadOver() throws Exception {
+        a = cluster.startBalancer(c -> c.shutdownGrace = TestTimeouts.scaled(Duration.ofSeconds(5)),
+                TransferFaults.NONE);
+        Awaits.until("a leads", a::isLeader);
+        b = cluster.startBalancer();
+        io.grpc.ManagedChannel ch = io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder
+                .forAddress("127.0.0.1", a.port()).usePlaintext().build();
+        BalancerNode stopping = a;
+        try {
+            java.util.function.Supplier<io.grpc.health.v1.HealthCheckResponse.ServingStatus> health = () ->
+                    io.grpc.health.v1.HealthGrpc.newBlockingStub(ch).withDeadlineAfter(10, TimeUnit.SECONDS)
+                            .check(io.grpc.health.v1.HealthCheckRequest.getDefaultInstance()).getStatus();
+            assertThat(health.get()).isEqualTo(io.grpc.health.v1.HealthCheckResponse.ServingStatus.SERVING);
+            CompletableFuture<Void> closing = CompletableFuture.runAsync(stopping::close);
+            Awaits.until("NOT_SERVING", Duration.ofSeconds(20),
+                    () -> health.get() == io.grpc.health.v1.HealthCheckResponse.ServingStatus.NOT_SERVING);
+            assertThat(closing).as("still in its grace").isNotDone();
+            assertThat(stopping.isLeader()).as("it leads through the grace").isTrue();
+            // A pull is still answered by it (not NOT_LEADER, not UNAVAILABLE). Over the channel
+            // opened before: the node's own accessors wait for its close.
+            io.lastunit.api.balancer.v1.BalancerServiceGrpc.newBlockingStub(ch)
+                    .withDeadlineAfter(TestTimeouts.scaled(Duration.ofSeconds(10)).toMillis(), TimeUnit.MILLISECONDS)
+                    .pull(PullRequest.newBuilder().setTenantId("acme").setItemId("kite").setRegion("us")
+                            .setQuantity(1).build());
+            assertThat(closing).as("answered within the grace").isNotDone();
+            closing.get(TestTimeouts.scaled(Duration.ofSeconds(60)).toMillis(), TimeUnit.MILLISECONDS);
+            Awaits.until("b leads after the hand-over", Duration.ofSeconds(30), b::isLeader);
+            Awaits.until("b's endpoint published", () -> b.address().equals(endpointOrNull()));
         } finally {
             ch.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
         }

@@ -44,6 +44,7 @@ public class BalancerProperties {
     /** Empty: the balancer's own host. */
     private String metricsHost = "";
     private int metricsPort = D.metrics().port();
+    private long shutdownGraceMs = D.shutdownGrace().toMillis();
 
     public BalancerConfig toConfig() {
         return new BalancerConfig(host, port, advertisedAddress, zookeeper, namespace,
@@ -54,13 +55,15 @@ public class BalancerProperties {
                 movesPerTickMax, pullThreads, pullQueueMax, Duration.ofMillis(metricsLogIntervalMs),
                 file(shardTrustCertificate), file(tlsCertificate), file(tlsKey),
                 new io.lastunit.common.metrics.MetricsConfig(metricsEnabled, metricsHost.isBlank() ? host : metricsHost,
-                        metricsPort));
+                        metricsPort), Duration.ofMillis(shutdownGraceMs));
     }
 
     private static File file(String path) {
         return path == null || path.isBlank() ? null : new File(path);
     }
 
+    public long getShutdownGraceMs() { return shutdownGraceMs; }
+    public void setShutdownGraceMs(long v) { this.shutdownGraceMs = v; }
     public boolean isMetricsEnabled() { return metricsEnabled; }
     public void setMetricsEnabled(boolean v) { this.metricsEnabled = v; }
     public String getMetricsHost() { return metricsHost; }
