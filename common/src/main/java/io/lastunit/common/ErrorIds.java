@@ -83,10 +83,26 @@ public final class ErrorIds {
 
     /** See {@link Failure#storeUnavailable(String, SQLException, Duration)}. */
     static Failure storeUnavailable(String what, SQLException cause, Duration retryAfter) {
+        return storeUnavailable(what, cause, retryAfter, null, null);
+    }
+
+    /**
+     * As {@link #storeUnavailable(String, SQLException, Duration)} for a failure of one item's
+     * operation: its line carries {@code tenant} and {@code item} as key-value pairs (either may be
+     * null: not logged).
+     */
+    static Failure storeUnavailable(String what, SQLException cause, Duration retryAfter, String tenant, String item) {
         Id id = idFor(cause);
         if (id.isNew()) {
-            log.error("error_id={} {}: SQLState {}: {}{}", id.value(), what, cause.getSQLState(), cause.getMessage(),
-                    nextExceptions(cause), cause);
+            org.slf4j.spi.LoggingEventBuilder line = log.atError();
+            if (tenant != null) {
+                line = line.addKeyValue("tenant", tenant);
+            }
+            if (item != null) {
+                line = line.addKeyValue("item", item);
+            }
+            line.setCause(cause).log("error_id={} {}: SQLState {}: {}{}", id.value(), what, cause.getSQLState(),
+                    cause.getMessage(), nextExceptions(cause));
         }
         return Failure.withErrorId(Reason.STORE_UNAVAILABLE, what + " (error_id=" + id.value() + ")", id.value(),
                 retryAfter);

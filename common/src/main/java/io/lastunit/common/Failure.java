@@ -54,6 +54,15 @@ public final class Failure extends RuntimeException {
     }
 
     /**
+     * As {@link #storeUnavailable(String, SQLException, Duration)} for one item's operation: the
+     * log line carries the tenant and the item as key-value pairs.
+     */
+    public static Failure storeUnavailable(String what, SQLException cause, Duration retryAfter, String tenant,
+                                           String item) {
+        return ErrorIds.storeUnavailable(what, cause, retryAfter, tenant, item);
+    }
+
+    /**
      * {@code reason} for an unexpected {@code cause} that is not PostgreSQL's (a broken invariant,
      * say): the client is told {@code what} and an error id; the cause's text, which may name other
      * tenants' items, goes only to the log at ERROR under that id, once per exception

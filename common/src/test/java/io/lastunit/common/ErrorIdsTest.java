@@ -79,6 +79,20 @@ class ErrorIdsTest {
     }
 
     @Test
+    void storeUnavailable_ofOneItemsOperation_carriesTheTenantAndItemAsKeyValues() {
+        SQLException pg = new SQLException(PG_TEXT, "23505");
+
+        Failure f = Failure.storeUnavailable("CreateItem failed", pg, Duration.ofMillis(50), "acme", "tee");
+
+        ILoggingEvent line = logs.events().get(0);
+        assertThat(line.getFormattedMessage()).startsWith("error_id=" + f.metadata().get("error_id") + " CreateItem");
+        assertThat(line.getKeyValuePairs()).extracting(kv -> kv.key + "=" + kv.value)
+                .containsExactly("tenant=acme", "item=tee");
+        assertThat(((ThrowableProxy) line.getThrowableProxy()).getThrowable()).isSameAs(pg);
+        assertThat(f.getMessage()).as("the client's text names neither").doesNotContain("acme", "tee");
+    }
+
+    @Test
     void storeUnavailable_logsTheExceptionsChainedToABatch() {
         BatchUpdateException batch = new BatchUpdateException("Batch entry 0 INSERT INTO holds ... was aborted", "40001",
                 new int[0]);

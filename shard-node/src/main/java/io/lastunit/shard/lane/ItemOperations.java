@@ -79,7 +79,7 @@ final class ItemOperations {
             });
         } catch (SQLException e) {
             op.future().completeExceptionally(Failure.storeUnavailable("CreateItem failed; retry it as it is", e,
-                    retryAfter()));
+                    retryAfter(), op.request().getTenantId(), op.request().getItemId()));
         }
     }
 
@@ -129,7 +129,7 @@ final class ItemOperations {
             BucketKey k = op.bucket();
             cache.forget(k.tenantId(), k.itemId(), k.bucketNo());
             op.future().completeExceptionally(Failure.storeUnavailable(
-                    "Restock outcome unknown; retry with the same restock_id", e, retryAfter()));
+                    "Restock outcome unknown; retry with the same restock_id", e, retryAfter(), k.tenantId(), k.itemId()));
         }
     }
 
