@@ -16,11 +16,12 @@ import java.util.concurrent.TimeUnit;
 /**
  * The admin service's meters of tenant moves (docs/observability.md, "Admin"): runs by how they
  * ended, the pause each move imposed on its tenant (fenced to flipped: the "pause per tenant move"
- * SLI, with no tenant label), and the moves running here. Thread-safe.
+ * SLI, by the cells it left and entered, with no tenant label), and the moves running here.
+ * Thread-safe.
  */
 public final class MoveMetrics implements MoverObserver {
     private final Map<Mover.Result, Counter> ended = new EnumMap<>(Mover.Result.class);
-    private final Timer pause;
+    private final MeterRegistry registry;
 
     public MoveMetrics(MeterRegistry registry, Moves moves) {
         for (Mover.Result r : Mover.Result.values()) {
@@ -28,9 +29,7 @@ public final class MoveMetrics implements MoverObserver {
                     .description("runs of tenant moves by how they ended: cleaned and aborted once per finished move;"
                             + " halted, stopped and busy when a run gave up for now").register(registry));
         }
-        pause = Timer.builder(Metrics.PREFIX + "move.pause")
-                .description("the pause each move imposed on its tenant's calls, from fenced to flipped")
-                .register(registry);
+        this.registry = registry;
         Gauge.builder(Metrics.PREFIX + "moves.running", moves, m -> m.running().size())
                 .description("moves run by this admin process now").register(registry);
     }
@@ -41,7 +40,10 @@ public final class MoveMetrics implements MoverObserver {
     }
 
     @Override
-    public void paused(long pauseMs) {
-        pause.record(pauseMs, TimeUnit.MILLISECONDS);
+    public void paused(String fromCell, String toCell, long pauseMs) {
+        // Made at the first move between two cells: moves are rare, and cells are few.
+        Timer.builder(Metrics.PREFIX + "move.pause").tag("from_cell", fromCell).tag("to_cell", toCell)
+                .description("the pause each move imposed on its tenant's calls, from fenced to flipped")
+                .register(registry).record(pauseMs, TimeUnit.MILLISECONDS);
     }
 }

@@ -254,7 +254,7 @@ public final class Mover {
                     default:
                         r.record(next(move, d, res));
                         if (d.action() == MoveAction.CLEAN) {
-                            observer.paused(r.m.value().getPauseMs());
+                            observer.paused(move.getFromCell(), move.getToCell(), r.m.value().getPauseMs());
                         }
                         break;
                 }

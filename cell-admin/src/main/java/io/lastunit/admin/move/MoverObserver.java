@@ -17,7 +17,10 @@ public interface MoverObserver {
     default void moveEnded(Mover.Result result) {
     }
 
-    /** A move flipped: its tenant's calls were paused (fenced to flipped) for {@code pauseMs}. */
-    default void paused(long pauseMs) {
+    /**
+     * A move from {@code fromCell} to {@code toCell} flipped: its tenant's calls were paused
+     * (fenced to flipped) for {@code pauseMs}.
+     */
+    default void paused(String fromCell, String toCell, long pauseMs) {
     }
 }

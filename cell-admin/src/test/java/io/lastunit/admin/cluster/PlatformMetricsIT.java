@@ -143,8 +143,10 @@ class PlatformMetricsIT {
             Scrape a = Scrape.of(adminUrl);
             assertThat(a.value("lastunit_moves_total", "outcome", "cleaned")).isEqualTo(1);
             assertThat(a.value("lastunit_moves_total", "outcome", "aborted")).isZero();
-            assertThat(a.value("lastunit_move_pause_seconds_count")).isEqualTo(1);
-            assertThat(a.value("lastunit_move_pause_seconds_sum")).isEqualTo(done.getPauseMs() / 1000.0);
+            assertThat(a.value("lastunit_move_pause_seconds_count", "from_cell", "shared", "to_cell", "big"))
+                    .isEqualTo(1);
+            assertThat(a.value("lastunit_move_pause_seconds_sum", "from_cell", "shared", "to_cell", "big"))
+                    .isEqualTo(done.getPauseMs() / 1000.0);
             assertThat(a.sum("lastunit_grpc_server_processing_duration_seconds_count", "method", "StartMove",
                     "statusCode", "OK")).isEqualTo(1);
             assertThat(a.sum("lastunit_grpc_client_processing_duration_seconds_count", "statusCode", "OK"))
