@@ -99,7 +99,9 @@ public enum Reason {
      * An unexpected failure (a bug). The client gets only an error id (metadata {@code error_id});
      * the detail is logged under it ({@link ErrorIds}).
      */
-    INTERNAL_ERROR(Status.Code.INTERNAL);
+    INTERNAL_ERROR(Status.Code.INTERNAL),
+    /** SetSeatsOnSale: seats to take off sale are held or sold (metadata {@code seats}, comma-separated); nothing changed. */
+    SEATS_TAKEN(Status.Code.FAILED_PRECONDITION);
 
     /** The {@code ErrorInfo.domain} of every lastunit error. */
     public static final String DOMAIN = "lastunit.io";

@@ -43,9 +43,15 @@ public final class RequestValidator {
     public void reserveBeforeRegion(ReserveRequest r) {
         tenant(r.getTenantId());
         item(r.getItemId());
-        quantity(r.getQuantity());
+        boolean specific = r.hasSeats() && r.getSeats().getMode() == io.lastunit.api.inventory.v1.SeatMode.SPECIFIC;
+        if (!(specific && r.getQuantity() == 0)) {
+            quantity(r.getQuantity());
+        }
         key("idempotency_key", r.getIdempotencyKey());
         key("buyer_id", r.getBuyerId());
+        if (r.hasSeats()) {
+            SeatRules.checkSelection(r.getSeats(), r.getQuantity(), limits.reserveQuantityMax());
+        }
     }
 
     /**
@@ -107,6 +113,8 @@ public final class RequestValidator {
                 throw Failure.invalid("region_quotas", "quantities sum to " + sum + ", total is " + r.getTotal());
             }
         }
+        SeatRules.checkCreate(r.getKind(), r.getSeatMap(), r.hasSeatMap(), r.getTotal(), r.getRegionQuotasCount(),
+                r.getBucketCount());
     }
 
     /** Most entries in CreateItem.region_quotas. */
@@ -115,7 +123,13 @@ public final class RequestValidator {
     public void restock(RestockRequest r) {
         tenant(r.getTenantId());
         item(r.getItemId());
-        if (r.getQuantity() <= 0 || r.getQuantity() > limits.itemTotalMax()) {
+        if (r.hasSeatMap()) {
+            int seats = SeatRules.check("seat_map", r.getSeatMap());
+            if (r.getQuantity() != 0 && r.getQuantity() != seats) {
+                throw Failure.invalid("quantity", "is " + r.getQuantity() + " but seat_map adds " + seats
+                        + " seats; give 0 or the number of seats");
+            }
+        } else if (r.getQuantity() <= 0 || r.getQuantity() > limits.itemTotalMax()) {
             throw Failure.invalid("quantity", "is " + r.getQuantity() + ", must be within [1, " + limits.itemTotalMax() + "]");
         }
         key("restock_id", r.getRestockId());
@@ -127,6 +141,31 @@ public final class RequestValidator {
     public void getStock(GetStockRequest r) {
         tenant(r.getTenantId());
         item(r.getItemId());
+        if (!r.getRegion().isEmpty()) {
+            region("region", r.getRegion());
+        }
+    }
+
+    public void getSeatMap(io.lastunit.api.inventory.v1.GetSeatMapRequest r) {
+        tenant(r.getTenantId());
+        item(r.getItemId());
+        if (!r.getSectionId().isEmpty() && !Limits.isId(r.getSectionId(), SeatRules.SEAT_ID_LENGTH_MAX)) {
+            throw Failure.invalid("section_id", "must be 1.." + SeatRules.SEAT_ID_LENGTH_MAX
+                    + " printable ASCII characters without spaces");
+        }
+        if (!r.getRegion().isEmpty()) {
+            region("region", r.getRegion());
+        }
+    }
+
+    public void setSeatsOnSale(io.lastunit.api.inventory.v1.SetSeatsOnSaleRequest r) {
+        tenant(r.getTenantId());
+        item(r.getItemId());
+        int n = r.getSeatIdsCount();
+        if (n == 0 || n > SeatRules.SET_SEATS_MAX) {
+            throw Failure.invalid("seat_ids", "has " + n + " seats, must be within [1, " + SeatRules.SET_SEATS_MAX + "]");
+        }
+        SeatRules.distinct("seat_ids", r.getSeatIdsList());
         if (!r.getRegion().isEmpty()) {
             region("region", r.getRegion());
         }

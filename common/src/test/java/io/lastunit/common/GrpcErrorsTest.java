@@ -68,7 +68,8 @@ class GrpcErrorsTest {
         "NOT_LEADER, UNAVAILABLE",
         "BALANCER_UNAVAILABLE, UNAVAILABLE",
         "INVARIANT_BROKEN, INTERNAL",
-        "INTERNAL_ERROR, INTERNAL"})
+        "INTERNAL_ERROR, INTERNAL",
+        "SEATS_TAKEN, FAILED_PRECONDITION"})
     void reason_isBoundToDocumentedStatusCode(Reason reason, Status.Code code) {
         assertThat(reason.code()).isEqualTo(code);
         assertThat(GrpcErrors.toStatus(Failure.of(reason, "m")).getStatus().getCode()).isEqualTo(code);
@@ -83,7 +84,7 @@ class GrpcErrorsTest {
                 "STORE_UNAVAILABLE", "STANDBY_MISSING", "TENANT_MOVING", "SHARD_UNAVAILABLE", "TOPOLOGY_UNAVAILABLE", "MOVED", "SHUTTING_DOWN", "FORWARDED", "NOT_LEADER", "BALANCER_UNAVAILABLE",
                 "TENANT_NOT_IMPORTABLE", "MOVE_SUPERSEDED", "UNKNOWN_CELL", "UNKNOWN_TENANT", "TENANT_ALREADY_IN_CELL", "CELL_LACKS_REGIONS",
                 "MOVE_RUNNING", "UNKNOWN_MOVE", "MOVE_PAST_COMMIT_POINT", "INVARIANT_BROKEN",
-                "INTERNAL_ERROR");
+                "INTERNAL_ERROR", "SEATS_TAKEN");
         assertThat(Reason.DOMAIN).isEqualTo("lastunit.io");
     }
 

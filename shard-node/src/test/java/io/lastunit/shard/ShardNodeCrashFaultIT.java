@@ -111,4 +111,94 @@ class ShardNodeCrashFaultIT {
             assertThat(after.checkInvariants().getDriftsList()).isEmpty();
         }
     }
+
+    /**
+     * The same for a seated event: every acknowledged seat hold exists after the kill with the
+     * same seats, no seat is in two holds (acknowledged or resolved by retry), and the invariants
+     * hold, seats included.
+     */
+    @Test
+    void everyAcknowledgedSeatHold_survivesKillMinus9_withItsSeats() throws Exception {
+        ShardNodeProcess node = ShardNodeProcess.start("crash-seats", Map.of(
+                "lastunit.shard.id", "crash-seats",
+                "lastunit.shard.jdbc-url", PG.jdbcUrl(),
+                "lastunit.shard.jdbc-user", PG.user(),
+                "lastunit.shard.jdbc-password", PG.password()));
+        Map<String, Hold> acked = new ConcurrentHashMap<>();
+        Map<String, ReserveRequest> unknown = new ConcurrentHashMap<>();
+        int calls = 20_000;
+        try {
+            node.blocking().createItem(CreateItemRequest.newBuilder().setTenantId("acme").setItemId("stadium")
+                    .setHomeRegion("local").setKind(io.lastunit.api.inventory.v1.ItemKind.SEATED)
+                    .setSeatMap(SeatsIT.venue(5, 40, 25, 12)).build());
+            var stub = node.async();
+            CountDownLatch enoughAcked = new CountDownLatch(500);
+            CountDownLatch allAnswered = new CountDownLatch(calls);
+            java.util.Random rnd = new java.util.Random(9);
+            for (int i = 0; i < calls; i++) {
+                io.lastunit.api.inventory.v1.SeatMode mode = i % 3 == 0 ? io.lastunit.api.inventory.v1.SeatMode.ANY
+                        : io.lastunit.api.inventory.v1.SeatMode.ADJACENT;
+                ReserveRequest req = SeatsIT.seats("stadium", "seat-crash-" + i, mode, 1 + rnd.nextInt(4));
+                Futures.addCallback(stub.reserve(req), new FutureCallback<>() {
+                    @Override
+                    public void onSuccess(ReserveResponse r) {
+                        if (r.getOutcome() == ReserveOutcome.RESERVED) {
+                            acked.put(req.getIdempotencyKey(), r.getHold());
+                            enoughAcked.countDown();
+                        }
+                        allAnswered.countDown();
+                    }
+
+                    @Override
+                    public void onFailure(Throwable t) {
+                        unknown.put(req.getIdempotencyKey(), req);
+                        allAnswered.countDown();
+                    }
+                }, MoreExecutors.directExecutor());
+            }
+            assertThat(enoughAcked.await(TestTimeouts.scaled(Duration.ofSeconds(60)).toMillis(), TimeUnit.MILLISECONDS))
+                    .as("500 seat holds acknowledged before the kill").isTrue();
+            node.kill();
+            assertThat(allAnswered.await(TestTimeouts.scaled(Duration.ofSeconds(60)).toMillis(), TimeUnit.MILLISECONDS))
+                    .as("every call answered or failed after the kill").isTrue();
+        } finally {
+            node.close();
+        }
+        System.out.printf("ShardNodeCrashFaultIT (seats): %d acknowledged, %d unknown at the kill%n", acked.size(),
+                unknown.size());
+        assertThat(unknown).as("the kill landed mid-sale").isNotEmpty();
+
+        try (ShardNodeHarness after = new ShardNodeHarness(PG, Map.of()).start()) {
+            Map<String, String> seatToKey = new java.util.HashMap<>();
+            long heldSeats = 0;
+            for (Hold h : acked.values()) {
+                Hold now = after.blocking().getHold(GetHoldRequest.newBuilder().setHoldId(h.getHoldId()).build()).getHold();
+                assertThat(now.getState()).isEqualTo(HoldState.HELD);
+                assertThat(now.getSeatIdsList()).isEqualTo(h.getSeatIdsList());
+                for (String seat : now.getSeatIdsList()) {
+                    assertThat(seatToKey.put(seat, h.getIdempotencyKey())).as("seat %s in two holds", seat).isNull();
+                }
+                heldSeats += now.getQuantity();
+            }
+            for (ReserveRequest r : new ArrayList<>(unknown.values())) {
+                ReserveResponse resp = after.blocking().reserve(r);
+                if (resp.getOutcome() == ReserveOutcome.RESERVED) {
+                    for (String seat : resp.getHold().getSeatIdsList()) {
+                        assertThat(seatToKey.put(seat, r.getIdempotencyKey())).as("seat %s in two holds", seat).isNull();
+                    }
+                    heldSeats += resp.getHold().getQuantity();
+                } else {
+                    assertThat(resp.getOutcome()).isEqualTo(ReserveOutcome.SOLD_OUT);
+                }
+            }
+            Stock s = after.blocking().getStock(GetStockRequest.newBuilder().setTenantId("acme").setItemId("stadium")
+                    .build()).getStock();
+            assertThat(s.getHeld()).isEqualTo(heldSeats);
+            assertThat(s.getAvailable() + s.getHeld()).isEqualTo(5_000);
+            var map = after.blocking().getSeatMap(io.lastunit.api.inventory.v1.GetSeatMapRequest.newBuilder()
+                    .setTenantId("acme").setItemId("stadium").build());
+            assertThat(map.getHeld()).isEqualTo(heldSeats);
+            assertThat(after.checkInvariants().getDriftsList()).isEmpty();
+        }
+    }
 }

@@ -232,4 +232,32 @@ public final class RouterInventoryService extends InventoryServiceGrpc.Inventory
             out.onError(GrpcErrors.toStatus(f));
         }
     }
+
+    @Override
+    public void getSeatMap(io.lastunit.api.inventory.v1.GetSeatMapRequest r,
+                           StreamObserver<io.lastunit.api.inventory.v1.GetSeatMapResponse> out) {
+        try {
+            validator.getSeatMap(r);
+            Authorization.check(r.getTenantId(), false);
+            String region = regionOr(r.getTenantId(), r.getRegion());
+            reply(router.call(r.getTenantId(), r.getItemId(), region, true, (ch, o) -> stub(ch, o).getSeatMap(r)), out);
+        } catch (Failure f) {
+            out.onError(GrpcErrors.toStatus(f));
+        }
+    }
+
+    @Override
+    public void setSeatsOnSale(io.lastunit.api.inventory.v1.SetSeatsOnSaleRequest r,
+                               StreamObserver<io.lastunit.api.inventory.v1.SetSeatsOnSaleResponse> out) {
+        try {
+            validator.setSeatsOnSale(r);
+            Authorization.check(r.getTenantId(), true);
+            String region = regionOr(r.getTenantId(), r.getRegion());
+            var f = router.call(r.getTenantId(), r.getItemId(), region, true, (ch, o) -> stub(ch, o).setSeatsOnSale(r));
+            // Seats put back on sale: forget the cached SOLD_OUT before replying.
+            reply(f.whenComplete((v, err) -> reserves.stockReturned(r.getTenantId(), r.getItemId(), region)), out);
+        } catch (Failure f) {
+            out.onError(GrpcErrors.toStatus(f));
+        }
+    }
 }

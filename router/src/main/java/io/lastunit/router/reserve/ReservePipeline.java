@@ -95,7 +95,8 @@ public final class ReservePipeline {
      */
     public CompletableFuture<ReserveResponse> reserve(ReserveRequest r, Context ctx) {
         ItemKey key = SoldOutCache.key(r.getTenantId(), r.getItemId(), r.getRegion());
-        SoldOutCache.Verdict cached = soldOut.check(key);
+        // A seat request naming its seats is answered SEATS_TAKEN, never from the cache (docs/seats.md).
+        SoldOutCache.Verdict cached = specificSeats(r) ? SoldOutCache.Verdict.ASK_SHARD : soldOut.check(key);
         if (cached == SoldOutCache.Verdict.SOLD_OUT
                 && !recentKeys.seen(r.getTenantId(), r.getItemId(), r.getIdempotencyKey())) {
             shed.incrementAndGet();
@@ -174,7 +175,7 @@ public final class ReservePipeline {
         ReserveResponse response = answer == null ? null : answer.response();
         if (response == null || response.getOutcome() == ReserveOutcome.RESERVED) {
             recentKeys.remember(r.getTenantId(), r.getItemId(), r.getIdempotencyKey()); // placed, or unknown
-        } else if (answer.soldOutFinal() && r.getQuantity() == 1) {
+        } else if (answer.soldOutFinal() && r.getQuantity() == 1 && anySeat(r)) {
             // Not a SOLD_OUT of a region that stayed dry while another may still have stock either:
             // ReserveFlow answers that one ITEM_BUSY.
             soldOut.markSoldOut(key);
@@ -183,6 +184,25 @@ public final class ReservePipeline {
         if (probe) {
             soldOut.forget(key); // the probe did not prove the item still sold out
         }
+    }
+
+    /** A seat request naming its seats (SPECIFIC). */
+    private static boolean specificSeats(ReserveRequest r) {
+        return r.hasSeats() && r.getSeats().getMode() == io.lastunit.api.inventory.v1.SeatMode.SPECIFIC;
+    }
+
+    /**
+     * Whether a SOLD_OUT of {@code r} (of quantity 1) says the whole item is out: a counted Reserve,
+     * or a seat request for any one seat anywhere. One for a section, a category or a specific seat
+     * does not.
+     */
+    private static boolean anySeat(ReserveRequest r) {
+        if (!r.hasSeats()) {
+            return true;
+        }
+        var s = r.getSeats();
+        return s.getMode() != io.lastunit.api.inventory.v1.SeatMode.SPECIFIC && s.getSectionId().isEmpty()
+                && s.getCategory().isEmpty();
     }
 
     /**

@@ -41,6 +41,7 @@ public final class InventoryGrpcService extends InventoryServiceGrpc.InventorySe
     private final PlacementGuard placement;
     private final String defaultRegion;
     private final ItemStore items = new ItemStore();
+    private final io.lastunit.shard.seats.SeatStore seatStore = new io.lastunit.shard.seats.SeatStore();
     private final AtomicLong calls = new AtomicLong();
 
     public InventoryGrpcService(RequestValidator validator, LaneEngine engine, ReadPool reads,
@@ -171,8 +172,52 @@ public final class InventoryGrpcService extends InventoryServiceGrpc.InventorySe
                 if (h == null || !h.id().equals(id)) {
                     throw Failure.of(Reason.HOLD_NOT_FOUND, "no hold " + request.getHoldId());
                 }
-                return h.toProto();
+                var seats = seatStore.seatIdsOf(c, id.uuid());
+                return seats.isEmpty() ? h.toProto() : h.toProto().toBuilder().addAllSeatIds(seats).build();
             }), h -> GetHoldResponse.newBuilder().setHold(h).build(), out);
+        } catch (Failure f) {
+            Replies.fail(f, out);
+        }
+    }
+
+    @Override
+    public void getSeatMap(io.lastunit.api.inventory.v1.GetSeatMapRequest request,
+                           StreamObserver<io.lastunit.api.inventory.v1.GetSeatMapResponse> out) {
+        try {
+            calls.incrementAndGet();
+            validator.getSeatMap(request);
+            placement.check(request.getTenantId(), request.getItemId(),
+                    placement.regionOr(request.getRegion(), defaultRegion));
+            String section = request.getSectionId().isEmpty() ? null : request.getSectionId();
+            Replies.send(reads.submit("GetSeatMap read failed", c -> {
+                var stock = items.readStock(c, request.getTenantId(), request.getItemId());
+                if (stock == null) {
+                    throw Failure.of(Reason.ITEM_NOT_FOUND,
+                            "no item " + request.getTenantId() + "/" + request.getItemId() + " on this shard");
+                }
+                if (stock.getKind() != io.lastunit.api.inventory.v1.ItemKind.SEATED) {
+                    throw Failure.invalid("item_id", "item " + request.getItemId() + " is COUNTED: it has no seat map");
+                }
+                var map = seatStore.readMap(c, request.getTenantId(), request.getItemId(), section, request.getCompact());
+                if (section != null && map.getFree() + map.getHeld() + map.getSold() + map.getKilled() == 0) {
+                    throw Failure.invalid("section_id", "'" + section + "' is not a section of item " + request.getItemId());
+                }
+                return map.setStock(stock).build();
+            }), r -> r, out);
+        } catch (Failure f) {
+            Replies.fail(f, out);
+        }
+    }
+
+    @Override
+    public void setSeatsOnSale(io.lastunit.api.inventory.v1.SetSeatsOnSaleRequest request,
+                               StreamObserver<io.lastunit.api.inventory.v1.SetSeatsOnSaleResponse> out) {
+        try {
+            calls.incrementAndGet();
+            validator.setSeatsOnSale(request);
+            placement.check(request.getTenantId(), request.getItemId(),
+                    placement.regionOr(request.getRegion(), defaultRegion));
+            Replies.send(engine.setSeatsOnSale(request), r -> r, out);
         } catch (Failure f) {
             Replies.fail(f, out);
         }

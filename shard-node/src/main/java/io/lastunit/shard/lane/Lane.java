@@ -61,6 +61,8 @@ final class Lane implements Runnable {
     private final Collapser collapser;
     private final ShardTransfers transfers;
     private final ItemOperations itemOperations;
+    /** The lane's seated items (docs/seats.md). */
+    private final SeatLane seats;
     /** What every attempt at a batch works with. */
     private final Batch.Collaborators rooms;
     private final WriteGate gate;
@@ -110,6 +112,7 @@ final class Lane implements Runnable {
         this.transfers = new ShardTransfers(transactions, new TransferStore(), items, ledgers, cache, retryAfter(),
                 fence);
         this.itemOperations = new ItemOperations(transactions, items, ledgers, cache, config, limits, fence);
+        this.seats = new SeatLane(index, transactions, replier, fence, retryAfter(), clock);
         this.rooms = new Batch.Collaborators(store, cache, ledgers, dbClock, config, borrower, collapser, carry,
                 replier, engine::reroute, fence);
     }
@@ -236,6 +239,7 @@ final class Lane implements Runnable {
             return;
         }
         List<Op> work = new ArrayList<>(batch.size());
+        List<Op> seatWork = List.of();
         List<Op.Forget> forgets = List.of();
         for (Op op : batch) {
             try {
@@ -243,9 +247,36 @@ final class Lane implements Runnable {
                     forgets = forgets.isEmpty() ? new ArrayList<>() : forgets;
                     forgets.add(g);
                 } else if (op instanceof Op.CreateItem c) {
-                    itemOperations.createItem(c);
+                    if (c.request().getKind() == io.lastunit.api.inventory.v1.ItemKind.SEATED) {
+                        seats.createItem(c);
+                    } else {
+                        itemOperations.createItem(c);
+                    }
                 } else if (op instanceof Op.Restock r) {
-                    itemOperations.restock(r);
+                    Boolean seated = seated(op);
+                    if (seated == null) {
+                        continue;
+                    }
+                    if (seated) {
+                        seats.restock(r);
+                    } else if (r.request().hasSeatMap()) {
+                        r.future().completeExceptionally(Failure.invalid("seat_map", "is for SEATED items; item "
+                                + r.request().getItemId() + " is COUNTED"));
+                    } else {
+                        itemOperations.restock(r);
+                    }
+                } else if (op instanceof Op.SetSeats x) {
+                    Boolean seated = seated(op);
+                    if (seated == null) {
+                        continue;
+                    }
+                    if (seated) {
+                        seatWork = seatWork.isEmpty() ? new ArrayList<>() : seatWork;
+                        seatWork.add(x);
+                    } else {
+                        x.future().completeExceptionally(Failure.of(Reason.ITEM_NOT_FOUND, "no SEATED item "
+                                + x.request().getTenantId() + "/" + x.request().getItemId() + " on this shard"));
+                    }
                 } else if (op instanceof Op.Collapse x) {
                     collapse(x);
                 } else if (op instanceof Op.TransferOut t) {
@@ -253,7 +284,20 @@ final class Lane implements Runnable {
                 } else if (op instanceof Op.TransferIn t) {
                     answer(t.future(), () -> transfers.in(t.request()));
                 } else {
-                    work.add(op);
+                    Boolean seated = seated(op);
+                    if (seated == null) {
+                        continue;
+                    }
+                    if (seated) {
+                        seatWork = seatWork.isEmpty() ? new ArrayList<>() : seatWork;
+                        seatWork.add(op);
+                    } else if (op instanceof Op.Reserve r && r.request().hasSeats()
+                            && seats.knownCounted(op)) {
+                        r.future().completeExceptionally(Failure.invalid("seats", "is for SEATED items; item "
+                                + r.request().getItemId() + " is COUNTED: ask for a quantity"));
+                    } else {
+                        work.add(op);
+                    }
                 }
             } catch (RuntimeException e) {
                 log.error("lane {}: {} failed", index, op.getClass().getSimpleName(), e);
@@ -262,6 +306,9 @@ final class Lane implements Runnable {
         }
         if (!work.isEmpty()) {
             applyBatch(work);
+        }
+        if (!seatWork.isEmpty()) {
+            seats.apply(seatWork);
         }
         if (!forgets.isEmpty()) {
             forget(forgets);
@@ -300,9 +347,27 @@ final class Lane implements Runnable {
         List<Runnable> completions = new ArrayList<>(forgets.size());
         for (Op.Forget g : forgets) {
             cache.forgetTenant(g.tenantId());
+            seats.forgetTenant(g.tenantId());
             completions.add(() -> g.future().complete(null));
         }
         replier.reply(completions);
+    }
+
+    /**
+     * Whether the op's item is SEATED (true), COUNTED or unknown here (false); null when its kind
+     * could not be read (the op is then failed, retryable).
+     */
+    private Boolean seated(Op op) {
+        if (cache.get(op.bucket()) != null) {
+            return false; // a bucket the counted path has loaded
+        }
+        try {
+            return seats.owns(op);
+        } catch (SQLException e) {
+            op.future().completeExceptionally(Failure.storeUnavailable("could not read the item's kind; retry", e,
+                    retryAfter(), op.bucket().tenantId(), op.bucket().itemId()));
+            return null;
+        }
     }
 
     /** Completes {@code f} with what {@code step} returns, or with the {@link Failure} it throws. */

@@ -233,6 +233,16 @@ public final class LaneEngine implements AutoCloseable {
         return submit(new Op.Restock(new BucketKey(r.getTenantId(), r.getItemId(), 0), r, f), f);
     }
 
+    /** Takes seats of a SEATED item off sale or puts them back, through the item's lane. */
+    public CompletableFuture<io.lastunit.api.inventory.v1.SetSeatsOnSaleResponse> setSeatsOnSale(
+            io.lastunit.api.inventory.v1.SetSeatsOnSaleRequest r) {
+        if (importing.contains(r.getTenantId())) {
+            return CompletableFuture.failedFuture(fence.refusal(ItemState.IMPORTING, r.getTenantId(), r.getItemId()));
+        }
+        CompletableFuture<io.lastunit.api.inventory.v1.SetSeatsOnSaleResponse> f = new CompletableFuture<>();
+        return submit(new Op.SetSeats(new BucketKey(r.getTenantId(), r.getItemId(), 0), r, new int[1], f), f);
+    }
+
     /** Asks the owning lane to expire the bucket's due holds; completes with how many it expired. */
     public CompletableFuture<Integer> sweep(String tenant, String item, int bucketNo) {
         CompletableFuture<Integer> f = new CompletableFuture<>();
@@ -318,6 +328,11 @@ public final class LaneEngine implements AutoCloseable {
         String region = r.getOriginRegion().isEmpty() ? r.getRegion() : r.getOriginRegion();
         String canonical = r.getItemId() + '\0' + r.getQuantity() + '\0' + r.getBuyerId() + '\0' + region
                 + '\0' + r.getHoldTtlMs();
+        if (r.hasSeats()) { // the seats asked for are part of what a key names
+            var s = r.getSeats();
+            canonical += "\0seats\0" + s.getMode() + '\0' + String.join(",", s.getSeatIdsList()) + '\0'
+                    + s.getSectionId() + '\0' + s.getCategory();
+        }
         byte[] digest = SHA256.get().digest(canonical.getBytes(StandardCharsets.US_ASCII));
         return Base64.getEncoder().withoutPadding().encodeToString(java.util.Arrays.copyOf(digest, 16));
     }

@@ -81,6 +81,14 @@ sealed interface Op {
         }
     }
 
+    /**
+     * Take seats of a SEATED item off sale or put them back (run by bucket 0's lane). {@code changed}
+     * is the lane's: how many seats the call changed.
+     */
+    record SetSeats(BucketKey bucket, io.lastunit.api.inventory.v1.SetSeatsOnSaleRequest request, int[] changed,
+                    CompletableFuture<io.lastunit.api.inventory.v1.SetSeatsOnSaleResponse> future) implements Op {
+    }
+
     /** Add units to an item's bucket 0. */
     record Restock(BucketKey bucket, RestockRequest request, CompletableFuture<RestockResponse> future) implements Op {
     }

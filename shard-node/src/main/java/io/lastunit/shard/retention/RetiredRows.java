@@ -52,7 +52,7 @@ public final class RetiredRows {
             SELECT t.id FROM t
              WHERE t.id IS NOT NULL AND (?::text IS NULL OR t.id < ?::text)
                AND EXISTS (SELECT 1 FROM holds h WHERE h.tenant_id = t.id AND h.ended_at IS NOT NULL
-                              AND h.ended_at < %s)
+                              AND h.ended_at < %s AND NOT (h.state = 'SOLD' AND h.seat_nos IS NOT NULL))
              LIMIT ?""".formatted(AGO);
 
     /** As {@link #HOLDS_DUE_TENANTS}, for DONE OUT transfer records, through {@code transfers_out_done}. */
@@ -86,13 +86,14 @@ public final class RetiredRows {
      * At most {@code ?3} of the tenant's due holds, oldest first, deleted; per bucket their count and
      * the units of the SOLD ones added to {@code retired_hold_totals}; per buyer of a limited item the
      * units of its SOLD ones added to {@code retired_usage_totals}. Answers the holds deleted and the
-     * sold units among them.
+     * sold units among them. A SOLD hold of a seated item stays: its seats name it for good.
      */
     static final String RETIRE_HOLDS = """
             WITH gone AS (
                 DELETE FROM holds h
                  USING (SELECT hold_id FROM holds
                          WHERE tenant_id = ? AND ended_at IS NOT NULL AND ended_at < %s
+                           AND NOT (state = 'SOLD' AND seat_nos IS NOT NULL)
                          ORDER BY ended_at LIMIT ?) d
                  WHERE h.hold_id = d.hold_id AND h.state <> 'HELD'
                 RETURNING h.tenant_id, h.item_id, h.bucket_no, h.state, h.qty, h.buyer_id

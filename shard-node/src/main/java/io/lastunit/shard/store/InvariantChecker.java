@@ -59,6 +59,7 @@ public final class InvariantChecker {
             checkBuckets(c, tenant, item, holdSums, report);
             checkItems(c, tenant, item, report);
             checkUsage(c, tenant, item, report);
+            checkSeats(c, tenant, item, report);
             c.commit();
         } finally {
             c.rollback();
@@ -208,6 +209,58 @@ public final class InvariantChecker {
                     drift(report, DriftKind.BUYER_USAGE, rs.getString(1), rs.getString(2), -1, rs.getString(3),
                             rs.getLong(5), rs.getLong(4), "buyer_usage.qty=" + rs.getLong(4)
                                     + " but the buyer's HELD and SOLD holds (retired included) sum to " + rs.getLong(5));
+                }
+            }
+        }
+    }
+
+    /**
+     * SEATED items (docs/seats.md): bucket 0's allotment is the number of seats on sale; every seat in
+     * a hold is in a HELD or SOLD hold of its item that lists it, and every seat such a hold lists is
+     * in it. With the bucket rules above (held and sold are the qty of the HELD and SOLD holds, and a
+     * seated hold's qty is the number of its seats), available + held + sold = seats on sale, and no
+     * seat is in two holds.
+     */
+    private void checkSeats(Connection c, String tenant, String item, InvariantReport.Builder report)
+            throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement("SELECT b.tenant_id, b.item_id, b.allotment,"
+                + " (SELECT count(*) FROM seats s WHERE s.tenant_id = b.tenant_id AND s.item_id = b.item_id AND s.on_sale)"
+                + " FROM buckets b JOIN items i ON i.tenant_id = b.tenant_id AND i.item_id = b.item_id AND i.kind = 'SEATED'"
+                + filter("b.", tenant, item) + " AND b.bucket_no = 0")) {
+            bindFilter(ps, 1, tenant, item);
+            try (ResultSet rs = ps.executeQuery()) {
+                while (rs.next()) {
+                    if (rs.getLong(3) != rs.getLong(4)) {
+                        drift(report, DriftKind.SEAT_COUNT, rs.getString(1), rs.getString(2), 0, "", rs.getLong(4),
+                                rs.getLong(3), "bucket 0 allotment=" + rs.getLong(3) + " but " + rs.getLong(4)
+                                        + " seats are on sale");
+                    }
+                }
+            }
+        }
+        try (PreparedStatement ps = c.prepareStatement("SELECT s.tenant_id, s.item_id, count(*)"
+                + " FROM seats s LEFT JOIN holds h ON h.hold_id = s.hold_id" + filter("s.", tenant, item)
+                + " AND s.hold_id IS NOT NULL AND (h.hold_id IS NULL OR h.state NOT IN ('HELD', 'SOLD')"
+                + " OR h.tenant_id <> s.tenant_id OR h.item_id <> s.item_id OR NOT (s.seat_no = ANY(h.seat_nos)))"
+                + " GROUP BY s.tenant_id, s.item_id")) {
+            bindFilter(ps, 1, tenant, item);
+            try (ResultSet rs = ps.executeQuery()) {
+                while (rs.next()) {
+                    drift(report, DriftKind.SEAT_CLAIM, rs.getString(1), rs.getString(2), -1, "", 0, rs.getLong(3),
+                            rs.getLong(3) + " seats are in a hold that is not a HELD or SOLD hold of the item listing them");
+                }
+            }
+        }
+        try (PreparedStatement ps = c.prepareStatement("SELECT h.tenant_id, h.item_id, count(*)"
+                + " FROM holds h CROSS JOIN LATERAL unnest(h.seat_nos) AS n(seat_no)"
+                + " LEFT JOIN seats s ON s.tenant_id = h.tenant_id AND s.item_id = h.item_id AND s.seat_no = n.seat_no"
+                + filter("h.", tenant, item) + " AND h.state IN ('HELD', 'SOLD') AND h.seat_nos IS NOT NULL"
+                + " AND s.hold_id IS DISTINCT FROM h.hold_id GROUP BY h.tenant_id, h.item_id")) {
+            bindFilter(ps, 1, tenant, item);
+            try (ResultSet rs = ps.executeQuery()) {
+                while (rs.next()) {
+                    drift(report, DriftKind.SEAT_CLAIM, rs.getString(1), rs.getString(2), -1, "", 0, rs.getLong(3),
+                            rs.getLong(3) + " seats listed by HELD or SOLD holds are not in those holds");
                 }
             }
         }

@@ -301,7 +301,9 @@ public final class ItemStore {
     public Stock readStock(Connection c, String tenant, String item) throws SQLException {
         try (PreparedStatement ps = c.prepareStatement("""
                 SELECT i.home_region, i.bucket_count, i.per_buyer_limit, i.hold_ttl_ms, i.extend_by_ms,
-                       sum(b.allotment), sum(b.available), sum(b.held), sum(b.sold)
+                       sum(b.allotment), sum(b.available), sum(b.held), sum(b.sold), i.kind,
+                       CASE WHEN i.kind = 'SEATED' THEN (SELECT count(*) FROM seats s WHERE s.tenant_id = i.tenant_id
+                                                           AND s.item_id = i.item_id AND NOT s.on_sale) ELSE 0 END
                   FROM items i JOIN buckets b ON b.tenant_id = i.tenant_id AND b.item_id = i.item_id
                  WHERE i.tenant_id = ? AND i.item_id = ?
                  GROUP BY i.tenant_id, i.item_id""")) {
@@ -311,7 +313,7 @@ public final class ItemStore {
                 if (!rs.next()) {
                     return null;
                 }
-                return Stock.newBuilder()
+                Stock.Builder b = Stock.newBuilder()
                         .setTenantId(tenant)
                         .setItemId(item)
                         .setHomeRegion(rs.getString(1))
@@ -322,8 +324,11 @@ public final class ItemStore {
                         .setTotal(rs.getLong(6))
                         .setAvailable(rs.getLong(7))
                         .setHeld(rs.getLong(8))
-                        .setSold(rs.getLong(9))
-                        .build();
+                        .setSold(rs.getLong(9));
+                if ("SEATED".equals(rs.getString(10))) { // counted items leave kind unset (= COUNTED)
+                    b.setKind(io.lastunit.api.inventory.v1.ItemKind.SEATED).setKilled(rs.getLong(11));
+                }
+                return b.build();
             }
         }
     }

@@ -1,0 +1,923 @@
+package io.lastunit.shard.lane;
+
+import io.lastunit.api.inventory.v1.CreateItemRequest;
+import io.lastunit.api.inventory.v1.CreateItemResponse;
+import io.lastunit.api.inventory.v1.HoldState;
+import io.lastunit.api.inventory.v1.ItemKind;
+import io.lastunit.api.inventory.v1.ReserveOutcome;
+import io.lastunit.api.inventory.v1.ReserveRequest;
+import io.lastunit.api.inventory.v1.ReserveResponse;
+import io.lastunit.api.inventory.v1.RestockRequest;
+import io.lastunit.api.inventory.v1.RestockResponse;
+import io.lastunit.api.inventory.v1.SeatMode;
+import io.lastunit.api.inventory.v1.SeatSelection;
+import io.lastunit.api.inventory.v1.SetSeatsOnSaleResponse;
+import io.lastunit.common.Failure;
+import io.lastunit.common.HoldId;
+import io.lastunit.common.Reason;
+import io.lastunit.common.SeatRules;
+import io.lastunit.shard.decide.ItemState;
+import io.lastunit.shard.fence.Fence;
+import io.lastunit.shard.seats.SeatItem;
+import io.lastunit.shard.seats.SeatItem.LiveHold;
+import io.lastunit.shard.seats.SeatMaps;
+import io.lastunit.shard.seats.SeatStore;
+import io.lastunit.shard.seats.plan.SeatDecision;
+import io.lastunit.shard.seats.plan.SeatRequest;
+import io.lastunit.shard.seats.plan.SeatSpec;
+import io.lastunit.shard.store.CommitWarnings;
+import io.lastunit.shard.store.ItemStore;
+import io.lastunit.shard.store.Transactions;
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.BitSet;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import java.util.function.Supplier;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The seated items of one lane (docs/seats.md): the lane hands it every operation on a SEATED
+ * item, and it decides each item's share of a batch in memory against the item's {@link SeatItem}
+ * (no database round trip on the sale path), writes it in one transaction — due holds expired,
+ * hold calls, seats freed, seats taken off or put on sale, new holds inserted, seats claimed, bucket
+ * 0's counters last — and answers the callers after the commit, through the lane's replier.
+ *
+ * <p>The database stays the arbiter: every statement is conditional (a seat is claimed only where
+ * it is on sale and in no hold; the counters only where they are as cached), so a statement that
+ * matches fewer rows than decided means the view was stale: the transaction rolls back, the item is
+ * loaded again and the batch decided again, at most {@link #REDO_MAX} times. Two holds can never
+ * name one seat.
+ *
+ * <p>Lane-confined: only the lane's thread calls it. Hazard: a write whose outcome is unknown (the
+ * commit failed) drops the item, and its callers are told to retry with the same key.
+ */
+final class SeatLane {
+    private static final Logger log = LoggerFactory.getLogger(SeatLane.class);
+    /** Times one batch of an item is decided again after the database refused the cached view. */
+    static final int REDO_MAX = 3;
+    /** Due holds one batch expires at most (the rest in the next). */
+    static final int EXPIRE_MAX = 10_000;
+    /**
+     * How far past its expiry (by the lane's estimate of the database clock) a hold must be for the
+     * lane to expire it itself: the estimate's error, so the conditional expiry matches.
+     */
+    static final long EXPIRY_MARGIN_MICROS = 2_000;
+    /** Items whose kind the lane remembers (a lookup each past it). */
+    static final int KINDS_MAX = 1 << 16;
+
+    private final int lane;
+    private final Transactions transactions;
+    private final Replier replier;
+    private final Fence fence;
+    private final Duration retryAfter;
+    private final DbClock clock;
+    private final SeatStore store = new SeatStore();
+    private final ItemStore items = new ItemStore();
+    private final Map<ItemRef, SeatItem> cache = new HashMap<>();
+    /** Item → seated (true) or counted (false), for items that exist. */
+    private final Map<ItemRef, Boolean> kinds = new LinkedHashMap<>(16, 0.75f, true) {
+        @Override
+        protected boolean removeEldestEntry(Map.Entry<ItemRef, Boolean> eldest) {
+            return size() > KINDS_MAX;
+        }
+    };
+    long batches;
+    long redos;
+
+    private record ItemRef(String tenant, String item) {
+    }
+
+    SeatLane(int lane, Transactions transactions, Replier replier, Fence fence, Duration retryAfter,
+             java.time.InstantSource local) {
+        this.lane = lane;
+        this.transactions = transactions;
+        this.replier = replier;
+        this.fence = fence;
+        this.retryAfter = retryAfter;
+        this.clock = new DbClock(local);
+    }
+
+    /**
+     * Whether {@code op} is on a seated item (its kind read once per item). Unknown items are not
+     * (the counted path answers them NOT_FOUND).
+     */
+    boolean owns(Op op) throws SQLException {
+        BucketKey b = op.bucket();
+        ItemRef ref = new ItemRef(b.tenantId(), b.itemId());
+        Boolean seated = kinds.get(ref);
+        if (seated == null) {
+            String kind = transactions.inTransaction(c -> store.kind(c, ref.tenant(), ref.item()));
+            if (kind == null) {
+                return false;
+            }
+            seated = kind.equals("SEATED");
+            kinds.put(ref, seated);
+        }
+        return seated;
+    }
+
+    /** Whether the op's item is known (from an earlier lookup) to be COUNTED. */
+    boolean knownCounted(Op op) {
+        return Boolean.FALSE.equals(kinds.get(new ItemRef(op.bucket().tenantId(), op.bucket().itemId())));
+    }
+
+    /** Every cached item of the tenant is dropped (a tenant move changed its rows). */
+    void forgetTenant(String tenant) {
+        cache.keySet().removeIf(k -> k.tenant().equals(tenant));
+        kinds.keySet().removeIf(k -> k.tenant().equals(tenant));
+    }
+
+    // ---------------------------------------------------------------- CreateItem, Restock
+
+    void createItem(Op.CreateItem op) {
+        CreateItemRequest r = op.request();
+        List<SeatSpec> seats = SeatMaps.specs(r.getSeatMap(), 0);
+        String digest = SeatMaps.digest(seats);
+        ItemStore.ItemRow asked = new ItemStore.ItemRow(r.getHomeRegion(), seats.size(), seats.size(),
+                r.getPerBuyerLimit(), op.holdTtlMs(), op.extendByMs(), 1, List.of(r.getHomeRegion()));
+        try {
+            transactions.inTransaction(c -> {
+                items.lockTenant(c, r.getTenantId(), true);
+                ItemState moving = items.movingStateOfTenant(c, r.getTenantId());
+                if (moving != null) {
+                    c.rollback();
+                    op.future().completeExceptionally(fence.refusal(moving, r.getTenantId(), r.getItemId()));
+                    return null;
+                }
+                boolean created = items.createItem(c, r.getTenantId(), r.getItemId(), asked);
+                if (created) {
+                    store.setKindSeated(c, r.getTenantId(), r.getItemId(), digest);
+                    store.insertSeats(c, r.getTenantId(), r.getItemId(), seats);
+                } else {
+                    ItemStore.ItemRow existing = items.readItem(c, r.getTenantId(), r.getItemId());
+                    SeatStore.ItemRow row = store.item(c, r.getTenantId(), r.getItemId());
+                    if (existing == null || row == null || !row.kind().equals("SEATED")
+                            || !digest.equals(row.seatMapDigest()) || !sameSettings(asked, existing)) {
+                        c.rollback();
+                        op.future().completeExceptionally(Failure.of(Reason.ITEM_EXISTS, "item " + r.getTenantId()
+                                + "/" + r.getItemId() + " exists with other parameters (kind, seat map or settings)"));
+                        return null;
+                    }
+                }
+                var stock = items.readStock(c, r.getTenantId(), r.getItemId());
+                c.commit();
+                CommitWarnings.requireReplicated(c);
+                kinds.put(new ItemRef(r.getTenantId(), r.getItemId()), true);
+                op.future().complete(CreateItemResponse.newBuilder().setStock(stock).setCreated(created).build());
+                return null;
+            });
+        } catch (SQLException e) {
+            op.future().completeExceptionally(Failure.storeUnavailable("CreateItem failed; retry it as it is", e,
+                    retryAfter, r.getTenantId(), r.getItemId()));
+        }
+    }
+
+    /** The settings a repeated CreateItem must repeat (the seats are compared by digest). */
+    private static boolean sameSettings(ItemStore.ItemRow asked, ItemStore.ItemRow existing) {
+        return asked.homeRegion().equals(existing.homeRegion()) && asked.perBuyerLimit() == existing.perBuyerLimit()
+                && asked.holdTtlMs() == existing.holdTtlMs() && asked.extendByMs() == existing.extendByMs();
+    }
+
+    void restock(Op.Restock op) {
+        RestockRequest r = op.request();
+        ItemRef ref = new ItemRef(r.getTenantId(), r.getItemId());
+        if (!r.hasSeatMap()) {
+            op.future().completeExceptionally(Failure.invalid("seat_map", "is required to restock a SEATED item: "
+                    + "name the seats to add"));
+            return;
+        }
+        try {
+            transactions.inTransaction(c -> {
+                ItemState state = items.itemState(c, r.getTenantId(), r.getItemId());
+                if (state != null && state.moving()) {
+                    c.rollback();
+                    op.future().completeExceptionally(fence.refusal(state, r.getTenantId(), r.getItemId()));
+                    return null;
+                }
+                int seatCount = SeatRules.seatCount(r.getSeatMap());
+                if (!items.recordRestock(c, r.getTenantId(), r.getRestockId(), r.getItemId(), seatCount)) {
+                    Object[] prev = items.readRestock(c, r.getTenantId(), r.getItemId(), r.getRestockId());
+                    var stock = items.readStock(c, r.getTenantId(), r.getItemId());
+                    c.rollback();
+                    if (prev == null || (long) prev[1] != seatCount || stock == null) {
+                        op.future().completeExceptionally(Failure.of(Reason.IDEMPOTENCY_KEY_REUSED, "restock_id "
+                                + r.getRestockId() + " was used for another restock"));
+                    } else {
+                        op.future().complete(RestockResponse.newBuilder().setStock(stock).setApplied(false).build());
+                    }
+                    return null;
+                }
+                int first = store.nextSeatNo(c, r.getTenantId(), r.getItemId());
+                List<SeatSpec> seats = SeatMaps.specs(r.getSeatMap(), first);
+                if (first + seats.size() > SeatRules.ITEM_SEATS_MAX) {
+                    c.rollback();
+                    op.future().completeExceptionally(Failure.invalid("seat_map", "would give the item " + (first
+                            + seats.size()) + " seats, more than " + SeatRules.ITEM_SEATS_MAX + " (max_item_seats)"));
+                    return null;
+                }
+                try {
+                    store.insertSeats(c, r.getTenantId(), r.getItemId(), seats);
+                } catch (SQLException e) {
+                    if ("23505".equals(e.getSQLState())) { // a seat id or a position the item already has
+                        c.rollback();
+                        op.future().completeExceptionally(Failure.invalid("seat_map", "names a seat id, or a position"
+                                + " in a row, that the item already has"));
+                        return null;
+                    }
+                    throw e;
+                }
+                var row = items.restock(c, r.getTenantId(), r.getItemId(), seats.size(), Long.MAX_VALUE / 4);
+                if (row == null) {
+                    c.rollback();
+                    op.future().completeExceptionally(Failure.of(Reason.ITEM_NOT_FOUND, "no item " + r.getTenantId()
+                            + "/" + r.getItemId()));
+                    return null;
+                }
+                var stock = items.readStock(c, r.getTenantId(), r.getItemId());
+                c.commit();
+                CommitWarnings.requireReplicated(c);
+                cache.remove(ref); // its layout changed: loaded again on the next call
+                op.future().complete(RestockResponse.newBuilder().setStock(stock).setApplied(true).build());
+                return null;
+            });
+        } catch (SQLException e) {
+            cache.remove(ref);
+            op.future().completeExceptionally(Failure.storeUnavailable(
+                    "Restock outcome unknown; retry with the same restock_id", e, retryAfter, r.getTenantId(),
+                    r.getItemId()));
+        }
+    }
+
+    // ---------------------------------------------------------------- the batch
+
+    /** Decides and writes the seated operations of one lane batch, item by item. Completes every one. */
+    void apply(List<Op> ops) {
+        batches++;
+        Map<ItemRef, List<Op>> byItem = new LinkedHashMap<>();
+        for (Op op : ops) {
+            byItem.computeIfAbsent(new ItemRef(op.bucket().tenantId(), op.bucket().itemId()), k -> new ArrayList<>())
+                    .add(op);
+        }
+        for (Map.Entry<ItemRef, List<Op>> e : byItem.entrySet()) {
+            try {
+                applyItem(e.getKey(), e.getValue());
+            } catch (RuntimeException ex) {
+                cache.remove(e.getKey());
+                log.error("lane {}: seat batch of {}/{} failed", lane, e.getKey().tenant(), e.getKey().item(), ex);
+                Failure f = Failure.logged(Reason.INTERNAL_ERROR, "lane " + lane + ": the seat batch of "
+                        + e.getKey().tenant() + "/" + e.getKey().item() + " failed; nothing of it committed", ex, null);
+                for (Op op : e.getValue()) {
+                    op.future().completeExceptionally(f);
+                }
+            }
+        }
+    }
+
+    /** What the attempts at one item's batch share: holds and keys read from the database. */
+    private static final class Known {
+        final Map<UUID, SeatStore.LiveRow> holds = new HashMap<>();
+        final Map<String, SeatStore.LiveRow> keys = new HashMap<>();
+        final List<String> keysToRead = new ArrayList<>();
+    }
+
+    private void applyItem(ItemRef ref, List<Op> ops) {
+        Known known = new Known();
+        for (int attempt = 0; ; attempt++) {
+            ops.removeIf(op -> op.future().isDone());
+            if (ops.isEmpty()) {
+                return;
+            }
+            if (attempt > REDO_MAX) {
+                Failure f = Failure.retryable(Reason.STORE_UNAVAILABLE, "lane " + lane + ": the seat batch of "
+                        + ref.tenant() + "/" + ref.item() + " was refused by the database " + attempt
+                        + " times; nothing was written, retry with the same key", retryAfter);
+                ops.forEach(op -> op.future().completeExceptionally(f));
+                return;
+            }
+            try (Connection c = transactions.connection()) {
+                try {
+                    if (attempt(c, ref, ops, known)) {
+                        attempt = -1; // ops now holds only the calls deferred to after this batch
+                        continue;
+                    }
+                    Transactions.rollbackQuietly(c);
+                    cache.remove(ref);
+                    redos++;
+                } catch (SQLException | RuntimeException e) {
+                    Transactions.rollbackQuietly(c);
+                    throw e;
+                }
+            } catch (SQLException e) {
+                cache.remove(ref);
+                Failure f = Failure.storeUnavailable("seat batch failed; outcome unknown, retry with the same key", e,
+                        retryAfter, ref.tenant(), ref.item());
+                ops.forEach(op -> op.future().completeExceptionally(f));
+                return;
+            }
+        }
+    }
+
+    /** One new hold decided in this attempt. */
+    private record Placing(Op.Reserve op, LiveHold hold, long ttlMs) {
+    }
+
+    /**
+     * One attempt: true when it committed (every op answered or about to be, through the replier),
+     * false when the database refused the cached view (rolled back; decide again).
+     */
+    private boolean attempt(Connection c, ItemRef ref, List<Op> ops, Known known) throws SQLException {
+        SeatItem s = cache.get(ref);
+        if (s == null) {
+            SeatStore.ItemRow row = store.item(c, ref.tenant(), ref.item());
+            if (row == null || !row.kind().equals("SEATED")) {
+                c.rollback();
+                kinds.remove(ref);
+                for (Op op : ops) {
+                    notFound(op, ref);
+                }
+                return true;
+            }
+            clock.measured(row.dbNowMicros());
+            s = SeatItem.load(ref.tenant(), ref.item(), row, store.seats(c, ref.tenant(), ref.item()),
+                    store.liveHolds(c, ref.tenant(), ref.item()));
+            cache.put(ref, s);
+        }
+        ItemState itemState = ItemState.of(s.state);
+        if (itemState.moving()) {
+            c.rollback();
+            Failure f = fence.refusal(itemState, ref.tenant(), ref.item());
+            ops.forEach(op -> op.future().completeExceptionally(f));
+            return true;
+        }
+        // What is not in memory, read first: holds called by id that are not live, keys a redo found taken,
+        // the usage of a limited item's buyers. None of it is on the plain sale path.
+        List<UUID> unknownHolds = new ArrayList<>();
+        List<String> buyers = new ArrayList<>();
+        for (Op op : ops) {
+            if (op instanceof Op.HoldAction a && !s.live.containsKey(a.holdId().uuid())
+                    && !known.holds.containsKey(a.holdId().uuid())) {
+                unknownHolds.add(a.holdId().uuid());
+            } else if (op instanceof Op.Reserve r && s.perBuyerLimit > 0) {
+                buyers.add(r.request().getBuyerId());
+            }
+        }
+        if (!unknownHolds.isEmpty()) {
+            for (SeatStore.LiveRow h : store.byIds(c, ref.tenant(), ref.item(), unknownHolds.toArray(UUID[]::new))) {
+                known.holds.put(h.holdId(), h);
+            }
+            for (UUID id : unknownHolds) {
+                known.holds.putIfAbsent(id, null);
+            }
+        }
+        if (!known.keysToRead.isEmpty()) {
+            for (SeatStore.LiveRow h : store.byKeys(c, ref.tenant(), ref.item(), known.keysToRead.toArray(String[]::new))) {
+                known.keys.put(h.key(), h);
+            }
+            known.keysToRead.clear();
+        }
+        Map<String, Long> usage = buyers.isEmpty() ? Map.of()
+                : new HashMap<>(store.usage(c, ref.tenant(), ref.item(), buyers.toArray(String[]::new)));
+
+        long now = clock.nowMicros();
+        BitSet free = (BitSet) s.free.clone();
+        List<LiveHold> due = s.due(now - EXPIRY_MARGIN_MICROS, EXPIRE_MAX);
+        java.util.Set<UUID> dueIds = new java.util.HashSet<>();
+        for (LiveHold h : due) {
+            dueIds.add(h.id);
+            for (int i : h.seats) {
+                if (s.onSale.get(i)) {
+                    free.set(i);
+                }
+            }
+        }
+        List<Supplier<Runnable>> answers = new ArrayList<>(ops.size());
+        List<Op> deferred = new ArrayList<>();
+        List<LiveHold> confirms = new ArrayList<>();
+        List<String> confirmRefs = new ArrayList<>();
+        List<Op.HoldAction> confirmOps = new ArrayList<>();
+        List<LiveHold> releases = new ArrayList<>();
+        List<Op.HoldAction> releaseOps = new ArrayList<>();
+        List<LiveHold> extendsList = new ArrayList<>();
+        List<Op.HoldAction> extendOps = new ArrayList<>();
+        List<Placing> placing = new ArrayList<>();
+        Map<String, LiveHold> batchKeys = new HashMap<>();
+        List<int[]> kills = new ArrayList<>();
+        List<int[]> unkills = new ArrayList<>();
+        List<Op.SetSeats> saleOps = new ArrayList<>();
+        List<Op.Sweep> sweeps = new ArrayList<>();
+        java.util.Set<UUID> touched = new java.util.HashSet<>();
+        final SeatItem item = s;
+
+        for (Op op : ops) {
+            if (op instanceof Op.Sweep w) {
+                sweeps.add(w);
+            } else if (op instanceof Op.HoldAction a) {
+                LiveHold h = s.live.get(a.holdId().uuid());
+                if (h == null) {
+                    SeatStore.LiveRow row = known.holds.get(a.holdId().uuid());
+                    h = row == null ? null : s.hold(row);
+                }
+                if (h == null || !h.region.equals(a.holdId().region()) || a.holdId().bucketNo() != 0) {
+                    answers.add(fail(a.future(), Failure.of(Reason.HOLD_NOT_FOUND,
+                            "no hold " + a.holdId().encode())));
+                    continue;
+                }
+                if (!touched.add(h.id)) {
+                    deferred.add(op); // a second call on one hold: decided after this batch, which it then sees
+                    continue;
+                }
+                if (!s.live.containsKey(h.id) && (h.state == HoldState.HELD || h.state == HoldState.SOLD)) {
+                    return false; // a live hold the lane did not know: its view is stale, load the item again
+                }
+                decideHoldCall(item, a, h, dueIds.contains(h.id), now, answers, free,
+                        confirms, confirmRefs, confirmOps, releases, releaseOps, extendsList, extendOps);
+            } else if (op instanceof Op.SetSeats x) {
+                decideSale(item, x, free, kills, unkills, saleOps, answers);
+            } else if (op instanceof Op.Reserve r) {
+                decideReserve(item, r, free, now, usage, known, batchKeys, placing, answers);
+            } else {
+                throw new IllegalStateException("not a seat operation: " + op);
+            }
+        }
+
+        // ---- write, hot row last ----
+        long[] next = s.counters.clone(); // allotment, available, held, sold
+        List<UUID> expired = due.isEmpty() ? List.of()
+                : store.expire(c, ref.tenant(), ref.item(), due.stream().map(h -> h.id).toArray(UUID[]::new));
+        if (expired.size() != due.size()) {
+            log.debug("lane {}: {}/{}: {} of {} due holds expired; the clock estimate was ahead, deciding again",
+                    lane, ref.tenant(), ref.item(), expired.size(), due.size());
+            return false;
+        }
+        java.util.Set<UUID> confirmed = new java.util.HashSet<>(confirms.isEmpty() ? List.of()
+                : store.confirm(c, ref.tenant(), ref.item(), confirms.stream().map(h -> h.id).toArray(UUID[]::new),
+                        confirmRefs.toArray(String[]::new)));
+        java.util.Set<UUID> released = new java.util.HashSet<>(releases.isEmpty() ? List.of()
+                : store.release(c, ref.tenant(), ref.item(), releases.stream().map(h -> h.id).toArray(UUID[]::new)));
+        Map<UUID, Long> extended = extendsList.isEmpty() ? Map.of()
+                : store.extend(c, ref.tenant(), ref.item(), extendsList.stream().map(h -> h.id).toArray(UUID[]::new),
+                        s.extendByMs);
+        // Seats freed: of the holds that expired and of those released.
+        List<LiveHold> ended = new ArrayList<>(due);
+        for (LiveHold h : releases) {
+            if (released.contains(h.id)) {
+                ended.add(h);
+            }
+        }
+        if (!ended.isEmpty()) {
+            int n = 0;
+            for (LiveHold h : ended) {
+                n += h.qty();
+            }
+            int[] nos = new int[n];
+            UUID[] hs = new UUID[n];
+            int k = 0;
+            for (LiveHold h : ended) {
+                for (int seatNo : s.seatNos(h.seats)) {
+                    nos[k] = seatNo;
+                    hs[k++] = h.id;
+                }
+                next[1] += h.qty();
+                next[2] -= h.qty();
+            }
+            if (store.freeSeats(c, ref.tenant(), ref.item(), nos, hs) != n) {
+                return false;
+            }
+        }
+        for (LiveHold h : confirms) {
+            if (confirmed.contains(h.id)) {
+                next[2] -= h.qty();
+                next[3] += h.qty();
+            }
+        }
+        long onSaleDelta = 0;
+        for (int[] seats : kills) {
+            if (store.setOnSale(c, ref.tenant(), ref.item(), s.seatNos(seats), false) != seats.length) {
+                return false;
+            }
+            onSaleDelta -= seats.length;
+        }
+        for (int[] seats : unkills) {
+            if (store.setOnSale(c, ref.tenant(), ref.item(), s.seatNos(seats), true) != seats.length) {
+                return false;
+            }
+            onSaleDelta += seats.length;
+        }
+        if (onSaleDelta != 0) {
+            store.addToTotal(c, ref.tenant(), ref.item(), onSaleDelta);
+            next[0] += onSaleDelta;
+            next[1] += onSaleDelta;
+        }
+        Map<String, SeatStore.Placed> placed = Map.of();
+        if (!placing.isEmpty()) {
+            List<SeatStore.NewHold> rows = new ArrayList<>(placing.size());
+            int n = 0;
+            for (Placing p : placing) {
+                LiveHold h = p.hold();
+                rows.add(new SeatStore.NewHold(h.id, h.region, h.qty(), h.buyerId, h.key, h.fingerprint, p.ttlMs(),
+                        s.seatNos(h.seats)));
+                n += h.qty();
+            }
+            placed = store.insertHolds(c, ref.tenant(), ref.item(), rows);
+            if (placed.size() != placing.size()) {
+                for (Placing p : placing) {
+                    if (!placed.containsKey(p.hold().key)) {
+                        known.keysToRead.add(p.hold().key); // used before the lane loaded the item: read it next time
+                    }
+                }
+                return false;
+            }
+            int[] nos = new int[n];
+            UUID[] hs = new UUID[n];
+            int k = 0;
+            for (Placing p : placing) {
+                for (int seatNo : s.seatNos(p.hold().seats)) {
+                    nos[k] = seatNo;
+                    hs[k++] = p.hold().id;
+                }
+            }
+            if (store.claimSeats(c, ref.tenant(), ref.item(), nos, hs) != n) {
+                return false;
+            }
+            next[1] -= n;
+            next[2] += n;
+        }
+        if (s.perBuyerLimit > 0) {
+            Map<String, Long> deltas = new HashMap<>();
+            for (Placing p : placing) {
+                deltas.merge(p.hold().buyerId, (long) p.hold().qty(), Long::sum);
+            }
+            for (LiveHold h : ended) {
+                deltas.merge(h.buyerId, (long) -h.qty(), Long::sum);
+            }
+            deltas.values().removeIf(v -> v == 0);
+            if (!deltas.isEmpty()) {
+                store.addUsage(c, ref.tenant(), ref.item(), deltas);
+            }
+        }
+        long[] expected = s.counters;
+        boolean changed = !java.util.Arrays.equals(expected, next);
+        if (changed) {
+            assertBalanced(ref, next);
+            long dbNow = store.setCounters(c, ref.tenant(), ref.item(), expected, next);
+            if (dbNow < 0) {
+                return false;
+            }
+            clock.measured(dbNow);
+        }
+        c.commit();
+        CommitWarnings.requireReplicated(c);
+
+        // ---- committed: memory follows, then the answers ----
+        for (LiveHold h : due) {
+            s.ended(h, HoldState.EXPIRED);
+        }
+        for (LiveHold h : releases) {
+            if (released.contains(h.id)) {
+                s.ended(h, HoldState.RELEASED);
+            }
+        }
+        for (int i = 0; i < confirms.size(); i++) {
+            LiveHold h = confirms.get(i);
+            if (confirmed.contains(h.id)) {
+                h.state = HoldState.SOLD;
+                h.orderRef = confirmRefs.get(i);
+            }
+        }
+        for (LiveHold h : extendsList) {
+            Long at = extended.get(h.id);
+            if (at != null) {
+                h.expiresAtMicros = at;
+                h.extended = true;
+            }
+        }
+        for (int[] seats : kills) {
+            s.setOnSale(seats, false);
+        }
+        for (int[] seats : unkills) {
+            s.setOnSale(seats, true);
+        }
+        List<LiveHold> newHolds = new ArrayList<>(placing.size());
+        for (Placing p : placing) {
+            SeatStore.Placed at = placed.get(p.hold().key);
+            LiveHold h = new LiveHold(p.hold().id, p.hold().region, p.hold().buyerId, p.hold().key,
+                    p.hold().fingerprint, p.hold().seats, at.createdAtMicros(), HoldState.HELD, at.expiresAtMicros(),
+                    false, null);
+            s.placed(h);
+            newHolds.add(h);
+        }
+        System.arraycopy(next, 0, s.counters, 0, 4);
+        s.trimKeys();
+        long answeredAt = clock.nowMicros();
+        List<Runnable> completions = new ArrayList<>(ops.size());
+        int placedAt = 0;
+        int expiredCount = expired.size();
+        for (Op.Sweep w : sweeps) {
+            completions.add(() -> w.future().complete(expiredCount));
+        }
+        for (int i = 0; i < confirmOps.size(); i++) {
+            Op.HoldAction a = confirmOps.get(i);
+            LiveHold h = confirms.get(i);
+            completions.add(confirmed.contains(h.id) ? ok(a.future(), () -> item.proto(h, answeredAt)).get()
+                    : fail(a.future(), notHeld(a, HoldState.EXPIRED)).get());
+        }
+        for (int i = 0; i < releaseOps.size(); i++) {
+            Op.HoldAction a = releaseOps.get(i);
+            LiveHold h = releases.get(i);
+            completions.add(released.contains(h.id) ? ok(a.future(), () -> item.proto(h, answeredAt)).get()
+                    : fail(a.future(), notHeld(a, HoldState.EXPIRED)).get());
+        }
+        for (int i = 0; i < extendOps.size(); i++) {
+            Op.HoldAction a = extendOps.get(i);
+            LiveHold h = extendsList.get(i);
+            completions.add(extended.containsKey(h.id) ? ok(a.future(), () -> item.proto(h, answeredAt)).get()
+                    : fail(a.future(), notHeld(a, HoldState.EXPIRED)).get());
+        }
+        for (Op.SetSeats x : saleOps) {
+            SetSeatsOnSaleResponse resp = SetSeatsOnSaleResponse.newBuilder().setStock(s.stock())
+                    .setChanged(x.changed()[0]).build();
+            completions.add(() -> x.future().complete(resp));
+        }
+        for (Placing p : placing) {
+            LiveHold h = newHolds.get(placedAt++);
+            ReserveResponse resp = ReserveResponse.newBuilder().setOutcome(ReserveOutcome.RESERVED)
+                    .setHold(item.proto(h, answeredAt)).build();
+            completions.add(() -> p.op().future().complete(resp));
+        }
+        for (Supplier<Runnable> a : answers) {
+            completions.add(a.get());
+        }
+        replier.reply(completions);
+        ops.clear();
+        ops.addAll(deferred);
+        return true;
+    }
+
+    /** An answer whose value is built on the lane's thread after the commit, and handed to the replier. */
+    private static <T> Supplier<Runnable> ok(CompletableFuture<T> f, Supplier<T> value) {
+        return () -> {
+            T v = value.get();
+            return () -> f.complete(v);
+        };
+    }
+
+    private static Supplier<Runnable> fail(CompletableFuture<?> f, Failure e) {
+        return () -> () -> f.completeExceptionally(e);
+    }
+
+    private void assertBalanced(ItemRef ref, long[] n) {
+        if (n[1] < 0 || n[2] < 0 || n[3] < 0 || n[1] + n[2] + n[3] != n[0]) {
+            throw new IllegalStateException("seat batch of " + ref.tenant() + "/" + ref.item()
+                    + " would leave allotment=" + n[0] + " available=" + n[1] + " held=" + n[2] + " sold=" + n[3]);
+        }
+    }
+
+    private static Failure notHeld(Op.HoldAction a, HoldState state) {
+        return Failure.of(Reason.HOLD_NOT_HELD, "hold " + a.holdId().encode() + " is " + state + "; " + a.kind()
+                + " needs HELD", Map.of("state", state.name()));
+    }
+
+    private void notFound(Op op, ItemRef ref) {
+        if (op instanceof Op.HoldAction a) {
+            a.future().completeExceptionally(Failure.of(Reason.HOLD_NOT_FOUND, "no hold " + a.holdId().encode()));
+        } else if (op instanceof Op.Sweep w) {
+            w.future().complete(0);
+        } else {
+            op.future().completeExceptionally(Failure.of(Reason.ITEM_NOT_FOUND, "no item " + ref.tenant() + "/"
+                    + ref.item() + " on this shard"));
+        }
+    }
+
+    private void decideHoldCall(SeatItem s, Op.HoldAction a, LiveHold h, boolean dueNow, long now, List<Supplier<Runnable>> answers,
+                                BitSet free, List<LiveHold> confirms, List<String> confirmRefs,
+                                List<Op.HoldAction> confirmOps, List<LiveHold> releases, List<Op.HoldAction> releaseOps,
+                                List<LiveHold> extendsList, List<Op.HoldAction> extendOps) {
+        if (a.kind() == Op.HoldAction.Kind.CONFIRM && h.state == HoldState.SOLD) {
+            if (a.orderRef().equals(h.orderRef)) {
+                answers.add(ok(a.future(), () -> s.proto(h, now)));
+            } else {
+                answers.add(fail(a.future(), Failure.of(Reason.ORDER_REF_MISMATCH, "hold "
+                        + a.holdId().encode() + " was confirmed with order_ref=" + h.orderRef + ", not "
+                        + a.orderRef(), Map.of("state", "SOLD"))));
+            }
+            return;
+        }
+        HoldState state = dueNow || h.dueAt(now) ? HoldState.EXPIRED : h.state;
+        if (state != HoldState.HELD) {
+            answers.add(fail(a.future(), notHeld(a, state)));
+            return;
+        }
+        switch (a.kind()) {
+            case CONFIRM -> {
+                confirms.add(h);
+                confirmRefs.add(a.orderRef());
+                confirmOps.add(a);
+            }
+            case RELEASE -> {
+                releases.add(h);
+                releaseOps.add(a);
+                for (int i : h.seats) {
+                    if (s.onSale.get(i)) {
+                        free.set(i); // for the Reserves after it in this batch
+                    }
+                }
+            }
+            case EXTEND -> {
+                if (h.extended) {
+                    answers.add(fail(a.future(), Failure.of(Reason.HOLD_ALREADY_EXTENDED, "hold "
+                            + a.holdId().encode() + " was already extended (once per hold)", Map.of("state", "HELD"))));
+                } else {
+                    extendsList.add(h);
+                    extendOps.add(a);
+                }
+            }
+        }
+    }
+
+    private void decideSale(SeatItem s, Op.SetSeats x, BitSet free, List<int[]> kills, List<int[]> unkills,
+                            List<Op.SetSeats> saleOps, List<Supplier<Runnable>> answers) {
+        List<String> unknown = new ArrayList<>();
+        List<String> taken = new ArrayList<>();
+        List<Integer> change = new ArrayList<>();
+        for (String id : x.request().getSeatIdsList()) {
+            int i = s.layout.indexOf(id);
+            if (i < 0) {
+                unknown.add(id);
+                continue;
+            }
+            boolean on = s.onSale.get(i);
+            if (x.request().getOnSale() == on) {
+                continue; // already as asked
+            }
+            if (!x.request().getOnSale() && !free.get(i)) {
+                taken.add(id);
+                continue;
+            }
+            change.add(i);
+        }
+        if (!unknown.isEmpty()) {
+            answers.add(fail(x.future(), Failure.invalid("seat_ids", "names seats the item does"
+                    + " not have: " + first(unknown))));
+            return;
+        }
+        if (!taken.isEmpty()) {
+            answers.add(fail(x.future(), Failure.of(Reason.SEATS_TAKEN, "seats " + first(taken)
+                    + " are held or sold; nothing was taken off sale", Map.of("seats", String.join(",", taken)))));
+            return;
+        }
+        int[] seats = change.stream().mapToInt(Integer::intValue).toArray();
+        for (int i : seats) {
+            free.set(i, x.request().getOnSale());
+        }
+        x.changed()[0] = seats.length;
+        if (seats.length == 0) {
+            answers.add(ok(x.future(), () -> SetSeatsOnSaleResponse.newBuilder().setChanged(0).build()));
+            return;
+        }
+        (x.request().getOnSale() ? unkills : kills).add(seats);
+        saleOps.add(x);
+    }
+
+    private static String first(List<String> ids) {
+        return ids.size() <= 10 ? String.join(", ", ids) : String.join(", ", ids.subList(0, 10)) + " and "
+                + (ids.size() - 10) + " more";
+    }
+
+    private void decideReserve(SeatItem s, Op.Reserve r, BitSet free, long now, Map<String, Long> usage, Known known,
+                               Map<String, LiveHold> batchKeys, List<Placing> placing, List<Supplier<Runnable>> answers) {
+        ReserveRequest q = r.request();
+        if (!q.hasSeats()) {
+            answers.add(fail(r.future(), Failure.invalid("seats", "is required: item "
+                    + q.getItemId() + " is SEATED; ask for ANY, SPECIFIC, ADJACENT or BEST seats")));
+            return;
+        }
+        SeatSelection sel = q.getSeats();
+        // The key first: a retry gets its hold back whatever the seats look like now.
+        LiveHold prior = batchKeys.get(q.getIdempotencyKey());
+        if (prior == null) {
+            prior = s.byKey.get(q.getIdempotencyKey());
+        }
+        if (prior == null) {
+            SeatStore.LiveRow row = known.keys.get(q.getIdempotencyKey());
+            prior = row == null ? null : s.hold(row);
+        }
+        if (prior != null) {
+            LiveHold h = prior;
+            if (!h.fingerprint.equals(r.fingerprint())) {
+                answers.add(fail(r.future(), Failure.of(Reason.IDEMPOTENCY_KEY_REUSED,
+                        "idempotency_key " + q.getIdempotencyKey() + " of item " + q.getTenantId() + "/"
+                                + q.getItemId() + " was first used for other seats, buyer or TTL")));
+            } else if (batchKeys.containsKey(q.getIdempotencyKey())) {
+                // Placed by an earlier call of this batch: answered with it after the commit.
+                answers.add(ok(r.future(), () -> ReserveResponse.newBuilder().setOutcome(ReserveOutcome.RESERVED)
+                        .setHold(s.proto(s.live.get(h.id) != null ? s.live.get(h.id) : h, now)).build()));
+            } else {
+                answers.add(ok(r.future(), () -> ReserveResponse.newBuilder().setOutcome(ReserveOutcome.RESERVED)
+                        .setHold(s.proto(h, now)).build()));
+            }
+            return;
+        }
+        if (ItemState.of(s.state) != ItemState.ACTIVE) {
+            answers.add(fail(r.future(), Failure.retryable(Reason.ITEM_NOT_ACTIVE, "item "
+                    + q.getTenantId() + "/" + q.getItemId() + " is " + s.state, retryAfter)));
+            return;
+        }
+        if (!q.getRegion().equals(s.homeRegion)) {
+            answers.add(fail(r.future(), Failure.invalid("region", "is " + q.getRegion()
+                    + "; SEATED item " + q.getItemId() + " is sold in its home region " + s.homeRegion + " only")));
+            return;
+        }
+        SeatRequest request;
+        try {
+            request = request(s, sel, q.getQuantity());
+        } catch (Failure f) {
+            answers.add(fail(r.future(), f));
+            return;
+        }
+        int qty = request.mode() == SeatRequest.Mode.SPECIFIC ? request.seats().length : request.count();
+        if (s.perBuyerLimit > 0) {
+            long used = usage.getOrDefault(q.getBuyerId(), 0L);
+            if (used + qty > s.perBuyerLimit) {
+                answers.add(ok(r.future(), () -> ReserveResponse.newBuilder()
+                        .setOutcome(ReserveOutcome.LIMIT_EXCEEDED).build()));
+                return;
+            }
+        }
+        SeatDecision d = s.decider.decide(free, request);
+        if (d instanceof SeatDecision.Granted g) {
+            if (s.perBuyerLimit > 0) {
+                usage.merge(q.getBuyerId(), (long) qty, Long::sum);
+            }
+            long ttl = r.holdTtlMsRequested() != 0 ? r.holdTtlMsRequested() : s.holdTtlMs;
+            LiveHold h = new LiveHold(HoldId.create(q.getTenantId(), q.getItemId(), s.homeRegion, 0,
+                    now / 1_000).uuid(), s.homeRegion, q.getBuyerId(), q.getIdempotencyKey(), r.fingerprint(),
+                    g.seats(), now, HoldState.HELD, now + ttl * 1_000, false, null);
+            batchKeys.put(h.key, h);
+            placing.add(new Placing(r, h, ttl));
+        } else if (d instanceof SeatDecision.Taken t) {
+            List<String> ids = new ArrayList<>(t.seats().length);
+            for (int i : t.seats()) {
+                ids.add(s.layout.seatAt(i).seatId());
+            }
+            answers.add(ok(r.future(), () -> ReserveResponse.newBuilder().setOutcome(ReserveOutcome.SEATS_TAKEN)
+                    .addAllTakenSeatIds(ids).build()));
+        } else {
+            answers.add(ok(r.future(), () -> ReserveResponse.newBuilder().setOutcome(ReserveOutcome.SOLD_OUT)
+                    .build()));
+        }
+    }
+
+    /**
+     * The decider's request for a selection, checked against the item's map: unknown seats,
+     * sections and categories, and a run longer than any the map has, are bad input.
+     */
+    static SeatRequest request(SeatItem s, SeatSelection sel, int quantity) {
+        String section = sel.getSectionId().isEmpty() ? null : sel.getSectionId();
+        String category = sel.getCategory().isEmpty() ? null : sel.getCategory();
+        if (sel.getMode() == SeatMode.SPECIFIC) {
+            int[] seats = new int[sel.getSeatIdsCount()];
+            List<String> unknown = new ArrayList<>();
+            for (int i = 0; i < seats.length; i++) {
+                seats[i] = s.layout.indexOf(sel.getSeatIds(i));
+                if (seats[i] < 0) {
+                    unknown.add(sel.getSeatIds(i));
+                }
+            }
+            if (!unknown.isEmpty()) {
+                throw Failure.invalid("seats.seat_ids", "names seats item " + s.item + " does not have: "
+                        + first(unknown));
+            }
+            java.util.Arrays.sort(seats);
+            return new SeatRequest(SeatRequest.Mode.SPECIFIC, seats.length, seats, null, null);
+        }
+        if (section != null && !s.layout.hasSection(section)) {
+            throw Failure.invalid("seats.section_id", "'" + section + "' is not a section of item " + s.item);
+        }
+        if (category != null && !s.layout.hasCategory(category)) {
+            throw Failure.invalid("seats.category", "'" + category + "' is not a category of item " + s.item);
+        }
+        SeatRequest.Mode mode = switch (sel.getMode()) {
+            case ANY -> SeatRequest.Mode.ANY;
+            case ADJACENT -> SeatRequest.Mode.ADJACENT;
+            case BEST -> SeatRequest.Mode.BEST;
+            default -> throw Failure.invalid("seats.mode", "is " + sel.getMode());
+        };
+        if (mode != SeatRequest.Mode.ANY) {
+            int longest = s.layout.longestRun(section, category);
+            if (quantity > longest) {
+                throw Failure.invalid("quantity", "is " + quantity + ", more adjacent seats than any row of item "
+                        + s.item + (section == null && category == null ? "" : " within that section/category")
+                        + " has (at most " + longest + ")");
+            }
+        }
+        return new SeatRequest(mode, quantity, new int[0], section, category);
+    }
+}
