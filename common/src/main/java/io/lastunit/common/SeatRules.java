@@ -28,6 +28,8 @@ public final class SeatRules {
     public static final int SEAT_PREFIX_LENGTH_MAX = 16;
     /** Most seats one SetSeatsOnSale names. */
     public static final int SET_SEATS_MAX = 10_000;
+    /** Most distinct categories in one item's map (the shard keeps a bitset per category). */
+    public static final int CATEGORIES_MAX = 256;
     /** Highest order and rank. */
     public static final int ORDER_MAX = 1_000_000;
 
@@ -61,6 +63,7 @@ public final class SeatRules {
         }
         Set<String> sections = new HashSet<>();
         Set<String> seatIds = new HashSet<>();
+        Set<String> categories = new HashSet<>();
         long seats = 0;
         for (SeatSection s : map.getSectionsList()) {
             seatId(field + ".sections.section_id", s.getSectionId());
@@ -79,6 +82,15 @@ public final class SeatRules {
                             + s.getSectionId() + "'");
                 }
                 seats += row(rf, s.getSectionId(), r, seatIds);
+                if (r.getSeatsCount() == 0) {
+                    categories.add(r.getCategory());
+                }
+                for (Seat seat : r.getSeatsList()) {
+                    categories.add(seat.getCategory().isEmpty() ? r.getCategory() : seat.getCategory());
+                }
+                if (categories.size() > CATEGORIES_MAX) {
+                    throw Failure.invalid(field, "has more than " + CATEGORIES_MAX + " categories");
+                }
                 if (seats > ITEM_SEATS_MAX) {
                     throw Failure.invalid(field, "has more than " + ITEM_SEATS_MAX + " seats (max_item_seats)");
                 }

@@ -19,6 +19,11 @@ class HouseRulesTest {
     }
 
     @Test
+    void theSeatDeciderIsPure() {
+        HouseRules.pure("io.lastunit.shard.seats.plan..").forEach(r -> r.check(CLASSES));
+    }
+
+    @Test
     void noPackageCycles() {
         HouseRules.noPackageCycles("io.lastunit.shard").check(CLASSES);
     }

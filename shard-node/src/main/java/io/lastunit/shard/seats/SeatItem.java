@@ -179,19 +179,34 @@ public final class SeatItem {
                 HoldState.valueOf(h.state()), h.expiresAtMicros(), h.extended(), h.orderRef());
     }
 
-    /** HELD holds due at {@code nowMicros}, at most {@code max}. */
+    /**
+     * HELD holds due at {@code nowMicros}, at most {@code max}. A scan of the live holds only when
+     * the earliest expiry has come ({@link #earliestDueMicros}), so a batch with nothing due pays
+     * nothing for it.
+     */
     public List<LiveHold> due(long nowMicros, int max) {
+        if (nowMicros < earliestDueMicros) {
+            return List.of();
+        }
         List<LiveHold> out = new ArrayList<>();
+        long earliest = Long.MAX_VALUE;
         for (LiveHold h : live.values()) {
-            if (h.dueAt(nowMicros)) {
+            if (h.dueAt(nowMicros) && out.size() < max) {
                 out.add(h);
-                if (out.size() == max) {
-                    break;
-                }
+            } else if (h.state == HoldState.HELD) {
+                earliest = Math.min(earliest, h.expiresAtMicros);
             }
         }
+        // The holds returned may not expire (the database judges): they count as not yet expired.
+        for (LiveHold h : out) {
+            earliest = Math.min(earliest, h.expiresAtMicros);
+        }
+        earliestDueMicros = earliest;
         return out;
     }
+
+    /** A lower bound of the expiry of every HELD hold (Long.MAX_VALUE: none). */
+    private long earliestDueMicros = Long.MIN_VALUE;
 
     /** The stable seat numbers of layout indexes. */
     public int[] seatNos(int[] seats) {
@@ -221,6 +236,7 @@ public final class SeatItem {
 
     /** A new hold placed: its seats are in it. */
     public void placed(LiveHold h) {
+        earliestDueMicros = Math.min(earliestDueMicros, h.expiresAtMicros);
         live.put(h.id, h);
         byKey.put(h.key, h);
         for (int i : h.seats) {

@@ -3,14 +3,14 @@ package io.lastunit.shard.seats.plan;
 import java.util.Arrays;
 
 /**
- * For BEST {@code count} in one section (or the whole map): the segments long enough to hold
- * {@code count} seats, by the lowest rank sum any {@code count} adjacent seats of theirs could have
- * (all free, any category), then by layout order. That bound only grows as seats are taken, so a
+ * For BEST {@code count} under one filter (section and category, each or both "any"): the segments
+ * that hold {@code count} adjacent matching seats, by the lowest rank sum such seats could have
+ * (were they all free), then by layout order. That bound only grows as seats are taken, so a
  * search in this order stops at the first segment whose bound exceeds the best placement found.
  *
  * <p>Built in O(n + S log S) for the n seats and S segments of the section; depends on the layout
- * alone, so {@link SeatDecider} builds one per (count, section) on first use and keeps it.
- * Immutable and thread-safe.
+ * alone, so {@link SeatDecider} builds one per (count, section, category) on first use and keeps
+ * it. Immutable and thread-safe.
  */
 final class BestOrder {
     private final int[] segments;
@@ -21,9 +21,9 @@ final class BestOrder {
         this.bounds = bounds;
     }
 
-    static BestOrder of(SeatLayout layout, int section, int count) {
-        int segFrom = layout.sectionSegmentFrom(section);
-        int segTo = layout.sectionSegmentTo(section);
+    static BestOrder of(SeatLayout layout, SeatFilter f, int count) {
+        int segFrom = layout.sectionSegmentFrom(f.section);
+        int segTo = layout.sectionSegmentTo(f.section);
         int n = 0;
         Integer[] order = new Integer[segTo - segFrom];
         long[] boundOf = new long[segTo - segFrom];
@@ -34,8 +34,15 @@ final class BestOrder {
                 continue;
             }
             long bound = Long.MAX_VALUE;
-            for (int w = from; w + count <= to; w++) {
-                bound = Math.min(bound, layout.rankSum(w, w + count));
+            int matching = 0; // matching seats in a row ending at w + count - 1
+            for (int i = from; i < to; i++) {
+                matching = f.matches(i) ? matching + 1 : 0;
+                if (matching >= count) {
+                    bound = Math.min(bound, layout.rankSum(i + 1 - count, i + 1));
+                }
+            }
+            if (bound == Long.MAX_VALUE) {
+                continue;
             }
             boundOf[seg - segFrom] = bound;
             order[n++] = seg;

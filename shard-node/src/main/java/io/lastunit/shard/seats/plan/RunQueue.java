@@ -26,16 +26,17 @@ final class RunQueue {
         this.filter = filter;
         this.free = free;
         this.runs = new LongHeap(64);
-        for (int s = filter.nextCandidate(free, filter.from); s >= 0; ) {
-            int e = filter.runEnd(free, s);
+        RunScan scan = filter.scan(free.toLongArray(), filter.from);
+        for (long run = scan.next(); run >= 0; run = scan.next()) {
+            int s = RunScan.start(run);
+            int e = RunScan.end(run);
             runs.append(SmallestRuns.key(e - s, s));
             candidates += e - s;
-            s = filter.nextCandidate(free, e);
         }
         runs.heapify();
     }
 
-    /** The seats ANY {@code count} takes (in the order taken), or null when fewer candidates are free. Changes nothing. */
+    /** The seats ANY {@code count} takes (in the order taken), or null when fewer are free. Changes nothing. */
     int[] pick(int count) {
         if (candidates < count) {
             return null;
@@ -88,7 +89,8 @@ final class RunQueue {
             }
         }
         if (candidates < 0) {
-            throw new IllegalStateException("candidates=" + candidates + " for " + filter + ": a seat was granted twice");
+            throw new IllegalStateException("candidates=" + candidates + " for " + filter
+                    + ": a seat was granted twice");
         }
     }
 }

@@ -4,9 +4,11 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.BitSet;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 
 /**
@@ -41,30 +43,48 @@ import java.util.concurrent.ConcurrentHashMap;
  * a grant that breaks its rule (seats not free, not distinct, not matching, not adjacent) throws
  * IllegalStateException before the free set is touched: crashing a lane beats overselling.
  *
- * <p><b>Cost</b>, for a map of n seats, W = n/64 words and S segments, R runs of the filter's
- * candidates: SPECIFIC O(N log N); ANY O(W + R log N) by one scan (stops early at N single
- * seats), and in {@link #decideAll} O(W + R) for the first ANY of a filter in the batch and
- * O(k log R) for each later one (k = runs touched); ADJACENT O(W + runs before the first fit), and
- * in {@link #decideAll} each (filter, N) resumes where the previous one found its fit; BEST builds
- * a {@link BestOrder} per (N, section) once, O(n + S log S), then visits segments best bound first
- * and stops when no later segment can win: a few segments typically, O(n) when all good seats are
- * gone. Every grant is checked, O(N).
+ * <p><b>Cost</b>, for a map of n seats, W = n/64 words, S segments and R runs of the filter's
+ * candidates (the edges of a run are always found within its segment):
+ * <ul>
+ *   <li>SPECIFIC O(N log N).
+ *   <li>ANY: one scan a word at a time ({@link RunScan} over a copy of the free set's words),
+ *       O(W + R log N), stopping early at N single seats. In {@link #decideAll}: O(W + R) for the
+ *       first ANY of a filter in the batch, then O((k + d) log R) each (k runs taken, d stale
+ *       entries dropped).
+ *   <li>ADJACENT: O(words skipped + runs before the first fit). In {@link #decideAll} each
+ *       (filter, N) resumes where the previous one found its fit, and stays SoldOut once it found
+ *       none.
+ *   <li>BEST: a {@link BestOrder} per (N, section, category), built once per decider in
+ *       O(n + S log S); then segments best bound first, stopping when no later one can win: a few
+ *       segments while good seats are free. Once a search has visited more seats than are free,
+ *       one scan in layout order, O(W + R + windows), finishes it. In {@link #decideAll} a segment
+ *       whose best sum, as last seen in the batch, cannot win is skipped.
+ *   <li>Every grant is checked, O(N).
+ * </ul>
  *
  * <p>Thread-safe: the layout is immutable and the BEST orders sit in a concurrent map (at most
  * {@link #BEST_ORDERS_MAX}; past it they are built per request, slower but the same). The free
- * set is the caller's: one thread at a time, and nobody else changes it during a call.
+ * set is the caller's: one thread at a time, and nobody else changes it during a call; the
+ * hazard is a free set shared between lanes, which this class cannot detect.
  */
 public final class SeatDecider {
-    /** Most (N, section) BEST orders kept; each costs 12 bytes per segment of its section. */
+    /** Most (N, section, category) BEST orders kept; each costs about 12 bytes per segment of its section. */
     public static final int BEST_ORDERS_MAX = 4096;
 
     private static final SeatDecision SOLD_OUT = new SeatDecision.SoldOut();
 
     private final SeatLayout layout;
-    private final Map<Long, BestOrder> bestOrders = new ConcurrentHashMap<>();
+    private final int bestVisitsMin;
+    private final Map<RunKey, BestOrder> bestOrders = new ConcurrentHashMap<>();
 
     public SeatDecider(SeatLayout layout) {
+        this(layout, BestPlacement.VISITS_MIN);
+    }
+
+    /** For tests: {@code bestVisitsMin} -1 makes every BEST scan in layout order, to check it answers the same. */
+    SeatDecider(SeatLayout layout, int bestVisitsMin) {
         this.layout = Objects.requireNonNull(layout, "layout");
+        this.bestVisitsMin = bestVisitsMin;
     }
 
     public SeatLayout layout() {
@@ -83,8 +103,9 @@ public final class SeatDecider {
     /**
      * Decides {@code requests} in order, each against what the ones before it left: exactly the
      * decisions (and the final free set) of {@link #decide} called on each in turn, faster for many
-     * ANY and ADJACENT requests because it keeps per-filter runs for the length of the call. Work
-     * and memory grow with the list; the caller bounds its batches.
+     * requests because it keeps, for the length of the call, each filter's runs for ANY, where
+     * ADJACENT searches resume, and what BEST searches saw. Work and memory grow with the list;
+     * the caller bounds its batches.
      */
     public List<SeatDecision> decideAll(BitSet free, List<SeatRequest> requests) {
         checkFree(free);
@@ -106,7 +127,7 @@ public final class SeatDecider {
         int[] seats = switch (r.mode()) {
             case ANY -> batch == null ? SmallestRuns.pick(free, f, n) : batch.queue(f).pick(n);
             case ADJACENT -> adjacent(free, f, n, batch);
-            case BEST -> best(free, f, n);
+            case BEST -> best(free, f, n, batch);
             case SPECIFIC -> throw new AssertionError("decided above");
         };
         if (seats == null) {
@@ -144,7 +165,7 @@ public final class SeatDecider {
         return grant(free, seats, batch);
     }
 
-    /** The earliest window of n candidates, resuming in a batch where the last one for the same (filter, n) was found. */
+    /** The earliest window of n candidates; in a batch, from where the last one for the same (filter, n) was found. */
     private int[] adjacent(BitSet free, SeatFilter f, int n, Batch batch) {
         if (n > layout.longestRun(f.section, f.category)) {
             return null;
@@ -167,19 +188,28 @@ public final class SeatDecider {
         return found < 0 ? null : range(found, n);
     }
 
-    private int[] best(BitSet free, SeatFilter f, int n) {
+    /** In a batch, a (filter, n) that found no window stays SoldOut, and no window begins before an ADJACENT fit. */
+    private int[] best(BitSet free, SeatFilter f, int n, Batch batch) {
         if (n > layout.longestRun(f.section, f.category)) {
             return null;
         }
-        long key = ((long) n << 32) | (f.section + 1);
+        RunKey key = new RunKey(f.section, f.category, n);
+        int from = batch == null ? f.from : batch.adjacentFrom.getOrDefault(key, f.from);
+        if (from >= f.to) {
+            return null;
+        }
         BestOrder order = bestOrders.get(key);
         if (order == null) {
-            order = BestOrder.of(layout, f.section, n);
+            order = BestOrder.of(layout, f, n);
             if (bestOrders.size() < BEST_ORDERS_MAX) {
                 bestOrders.putIfAbsent(key, order);
             }
         }
-        int w = BestPlacement.pick(layout, free, f, n, order);
+        long[] known = batch == null ? null : batch.bestKnown(key, order.size());
+        int w = BestPlacement.pick(layout, free, f, n, order, from, known, bestVisitsMin);
+        if (w < 0 && batch != null) {
+            batch.adjacentFrom.put(key, f.to);
+        }
         return w < 0 ? null : range(w, n);
     }
 
@@ -191,7 +221,7 @@ public final class SeatDecider {
         return out;
     }
 
-    /** The grant keeps its rule: n distinct free seats, ascending, matching; adjacent in one segment for ADJACENT and BEST. */
+    /** The grant keeps its rule: n distinct free seats, ascending, matching; for ADJACENT and BEST in one segment. */
     private void check(BitSet free, SeatRequest r, SeatFilter f, int[] seats) {
         boolean ok = seats.length == r.count();
         for (int k = 0; ok && k < seats.length; k++) {
@@ -227,15 +257,26 @@ public final class SeatDecider {
         }
     }
 
-    /** A filter, and for ADJACENT a count. */
+    /** A filter, and for ADJACENT and BEST a count. */
     private record RunKey(int section, int category, int count) {
     }
 
-    /** What one {@link #decideAll} call keeps: the ANY run queues and where each ADJACENT search resumes. */
+    /**
+     * What one {@link #decideAll} call keeps: the ANY run queues, where each ADJACENT search
+     * resumes, and what BEST searches saw. Lives for the call; everything in it relies on seats only
+     * being taken meanwhile.
+     */
     private static final class Batch {
+        /** Most (filter, count) BEST bounds kept per batch; each costs 8 bytes per segment of its order. */
+        static final int BEST_KNOWN_MAX = 32;
+
         final BitSet free;
         final Map<RunKey, RunQueue> queues = new HashMap<>();
+        /** No window of (filter, count) begins before this: seats are only taken in a batch. */
         final Map<RunKey, Integer> adjacentFrom = new HashMap<>();
+        /** Per (filter, count), per segment of its order: the lowest BEST sum when last visited (sums only grow). */
+        private final Map<RunKey, long[]> bestKnown = new HashMap<>();
+        private final Set<RunKey> bestSeen = new HashSet<>();
 
         Batch(BitSet free) {
             this.free = free;
@@ -243,6 +284,16 @@ public final class SeatDecider {
 
         RunQueue queue(SeatFilter f) {
             return queues.computeIfAbsent(new RunKey(f.section, f.category, 0), k -> new RunQueue(f, free));
+        }
+
+        /** The BEST bounds of a (filter, count) asked for more than once in the batch, or null. */
+        long[] bestKnown(RunKey key, int segments) {
+            long[] known = bestKnown.get(key);
+            if (known == null && !bestSeen.add(key) && bestKnown.size() < BEST_KNOWN_MAX) {
+                known = new long[segments];
+                bestKnown.put(key, known);
+            }
+            return known;
         }
 
         void cleared(int[] seats) {

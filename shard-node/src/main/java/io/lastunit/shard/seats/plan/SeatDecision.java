@@ -72,7 +72,8 @@ public sealed interface SeatDecision {
         int[] copy = seats.clone();
         for (int k = 1; k < copy.length; k++) {
             if (copy[k] <= copy[k - 1]) {
-                throw new IllegalArgumentException(what + " seats must be ascending and distinct: " + Arrays.toString(copy));
+                throw new IllegalArgumentException(what + " seats must be ascending and distinct: "
+                        + Arrays.toString(copy));
             }
         }
         return copy;

@@ -23,10 +23,10 @@ import java.util.Map;
  * of adjacent seats lies inside one segment.
  *
  * <p>Precomputed at {@link #of}, in O(n log n) for n seats: the id and number lookups, the section,
- * row and segment boundaries, a prefix sum of ranks, one bit mask per category and the longest run
- * for every section and category. Memory is O(n) words plus n/8 bytes per category: at most
- * {@link #CATEGORIES_MAX} masks, which is also the hazard at the top of the range (256 categories
- * spread over a million seats are 32 MB of masks).
+ * row and segment boundaries, a prefix sum of ranks, one bit mask per category (kept as a bit set
+ * and as words) and the longest run for every section and category. Memory is O(n) words plus n/4
+ * bytes per category: at most {@link #CATEGORIES_MAX} masks, which is also the hazard at the top of
+ * the range (256 categories over a million seats are 64 MB of masks; over 100,000, 6.4 MB).
  *
  * <p>Immutable and thread-safe.
  */
@@ -59,12 +59,14 @@ public final class SeatLayout {
     private final int[] segmentStarts;
     /** Bit i set iff seat i is the last of its segment. Never mutated. */
     private final BitSet lastInSegment;
+    private final long[] lastInSegmentWords;
     /** rankPrefix[i] = sum of the ranks of seats 0..i-1. */
     private final long[] rankPrefix;
     private final List<String> categories;
     private final Map<String, Integer> categoryIndex;
-    /** The seats of each category. Never mutated. */
+    /** The seats of each category, as bit sets and as words. Never mutated. */
     private final BitSet[] categoryMasks;
+    private final long[][] categoryWords;
     /** Longest run by {@link #runKey}; absent = 0. */
     private final Map<Long, Integer> longestRuns;
 
@@ -157,6 +159,10 @@ public final class SeatLayout {
         }
         this.categories = List.copyOf(cats);
         this.categoryMasks = masks.toArray(new BitSet[0]);
+        this.categoryWords = new long[categoryMasks.length][];
+        for (int ci = 0; ci < categoryMasks.length; ci++) {
+            categoryWords[ci] = categoryMasks[ci].toLongArray();
+        }
         this.rankPrefix = new long[n + 1];
         for (int i = 0; i < n; i++) {
             rankPrefix[i + 1] = rankPrefix[i] + seats[i].rank();
@@ -185,6 +191,7 @@ public final class SeatLayout {
         sectionStartList.add(n);
         sectionSegmentList.add(segmentStartList.size());
         segmentStartList.add(n);
+        this.lastInSegmentWords = lastInSegment.toLongArray();
         this.sectionIds = List.copyOf(sections);
         this.sectionIndex = new HashMap<>();
         for (int si = 0; si < sections.size(); si++) {
@@ -196,7 +203,7 @@ public final class SeatLayout {
         this.longestRuns = longestRuns();
     }
 
-    /** One pass over the segments: the longest segment and the longest one-category stretch, per section and overall. */
+    /** One pass over the segments: the longest segment and one-category stretch, per section and overall. */
     private Map<Long, Integer> longestRuns() {
         Map<Long, Integer> out = new HashMap<>();
         for (int si = 0; si < sectionIds.size(); si++) {
@@ -313,7 +320,8 @@ public final class SeatLayout {
         }
         int from = si < 0 ? 0 : sectionStarts[si];
         int to = si < 0 ? seats.length : sectionStarts[si + 1];
-        return new SeatFilter(si, ci, from, to, ci < 0 ? null : categoryMasks[ci], lastInSegment);
+        return new SeatFilter(si, ci, from, to, ci < 0 ? null : categoryMasks[ci], ci < 0 ? null : categoryWords[ci],
+                lastInSegment, lastInSegmentWords);
     }
 
     int segmentCount() {

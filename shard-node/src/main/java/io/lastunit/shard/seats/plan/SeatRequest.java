@@ -39,7 +39,8 @@ public record SeatRequest(Mode mode, int count, int[] seats, String sectionId, S
     public SeatRequest {
         Objects.requireNonNull(mode, "mode");
         if (count < 1 || count > COUNT_MAX) {
-            throw new IllegalArgumentException("count=" + count + " is outside [1, " + COUNT_MAX + "] (mode " + mode + ")");
+            throw new IllegalArgumentException("count=" + count + " is outside [1, " + COUNT_MAX + "] (mode " + mode
+                    + ")");
         }
         if (sectionId != null && sectionId.isEmpty()) {
             throw new IllegalArgumentException("sectionId is empty; null means any section");

@@ -8,8 +8,10 @@ import java.util.BitSet;
  * only the shortest runs that cover the count (a max-heap of at most {@code count} runs), so memory
  * is O(count) however fragmented the map is.
  *
- * <p>Cost: O(W + R log count) for the W words and R runs of the filter's range; it stops early once
- * {@code count} single-seat runs are in hand, since nothing can rank before them. Stateless.
+ * <p>Cost: O(W + R log count) for the W words and R runs of the filter's range (a {@link RunScan}
+ * over a copy of the free set's words); a run that ranks after all those kept costs no heap work,
+ * and the scan stops once {@code count} single-seat runs are in hand, since nothing can rank
+ * before them. Stateless.
  */
 final class SmallestRuns {
     private SmallestRuns() {
@@ -19,8 +21,13 @@ final class SmallestRuns {
     static int[] pick(BitSet free, SeatFilter f, int count) {
         LongHeap kept = new LongHeap(Math.min(count, 64) + 1); // negated keys: the top is the worst kept run
         long total = 0;
-        for (int s = f.nextCandidate(free, f.from); s >= 0; ) {
-            int e = f.runEnd(free, s);
+        RunScan scan = f.scan(free.toLongArray(), f.from);
+        for (long run = scan.next(); run >= 0; run = scan.next()) {
+            int s = RunScan.start(run);
+            int e = RunScan.end(run);
+            if (total >= count && key(e - s, s) > -kept.peek()) {
+                continue; // ranks after every run kept, which already cover count
+            }
             kept.push(-key(e - s, s));
             total += e - s;
             while (total - length(-kept.peek()) >= count) {
@@ -29,7 +36,6 @@ final class SmallestRuns {
             if (total >= count && length(-kept.peek()) == 1) {
                 break; // count single seats, earliest first: no later run ranks before any of them
             }
-            s = f.nextCandidate(free, e);
         }
         if (total < count) {
             return null;

@@ -14,11 +14,13 @@ import net.jqwik.api.ForAll;
 import net.jqwik.api.Property;
 
 /**
- * The decider against a naive model: random maps (several sections, rows of varying length, random
- * aisles, categories, ranks and order gaps, seat numbers out of layout order, the list shuffled),
+ * The decider against a naive model: random maps (several sections, rows of varying length, now and
+ * then one longer than 64 seats, random aisles, categories, ranks and order gaps, seat numbers out
+ * of layout order, the list shuffled),
  * random free sets and random requests of every mode. The model sorts the seats itself and decides
- * by plain loops over lists; {@link SeatDecider#decide} one at a time and {@link SeatDecider#decideAll}
- * over random chunks must both give its decisions exactly, and every decision is also checked
+ * by plain loops over lists; {@link SeatDecider#decide} one at a time, {@link SeatDecider#decideAll}
+ * over random chunks and a decider whose BEST always scans in layout order must all give its
+ * decisions exactly, and every decision is also checked
  * against the rules directly (granted seats were free, distinct, as many as asked, matching,
  * adjacent in one row for ADJACENT and BEST; the free set changes by exactly the grant).
  */
@@ -33,6 +35,7 @@ class SeatDeciderModelProperties {
         Model model = new Model(specs);
         layoutAgrees(layout, model);
         SeatDecider decider = new SeatDecider(layout);
+        SeatDecider scanning = new SeatDecider(layout, -1); // BEST by the layout-order scan alone
         double density = new double[] {0.2, 0.5, 0.8, 1.0}[rnd.nextInt(4)];
         BitSet one = new BitSet();
         for (int i = 0; i < model.n; i++) {
@@ -40,7 +43,9 @@ class SeatDeciderModelProperties {
             one.set(i, model.free[i]);
         }
         BitSet all = (BitSet) one.clone();
-        List<SeatRequest> requests = requests(rnd, model, 10 + rnd.nextInt(60));
+        BitSet scanned = (BitSet) one.clone();
+        BitSet scannedAll = (BitSet) one.clone();
+        List<SeatRequest> requests = requests(rnd, model, 10 + rnd.nextInt(80));
         for (int next = 0; next < requests.size(); ) {
             if (rnd.nextInt(4) == 0) { // seats come back between batches (holds released or expired)
                 for (int k = rnd.nextInt(4); k > 0; k--) {
@@ -48,11 +53,15 @@ class SeatDeciderModelProperties {
                     model.free[i] = true;
                     one.set(i);
                     all.set(i);
+                    scanned.set(i);
+                    scannedAll.set(i);
                 }
             }
-            List<SeatRequest> chunk = requests.subList(next, Math.min(requests.size(), next + 1 + rnd.nextInt(12)));
+            int size = 1 + rnd.nextInt(rnd.nextBoolean() ? 12 : 40);
+            List<SeatRequest> chunk = requests.subList(next, Math.min(requests.size(), next + size));
             next += chunk.size();
             List<SeatDecision> batched = decider.decideAll(all, chunk);
+            List<SeatDecision> scannedBatch = scanning.decideAll(scannedAll, chunk);
             for (int k = 0; k < chunk.size(); k++) {
                 SeatRequest r = chunk.get(k);
                 boolean[] before = model.free.clone();
@@ -61,15 +70,19 @@ class SeatDeciderModelProperties {
                 String why = "seed " + seed + ", " + r + ", free before " + model.show(before);
                 assertThat(actual).as(why).isEqualTo(expected);
                 assertThat(batched.get(k)).as("decideAll, " + why).isEqualTo(expected);
+                assertThat(scanning.decide(scanned, r)).as("scanning, " + why).isEqualTo(expected);
+                assertThat(scannedBatch.get(k)).as("scanning decideAll, " + why).isEqualTo(expected);
                 keepsTheRules(model, before, r, actual, one, why);
             }
             assertThat(all).as("seed %d: decideAll's free set", seed).isEqualTo(one);
+            assertThat(scannedAll).as("seed %d: scanning decideAll's free set", seed).isEqualTo(one);
         }
     }
 
     // ---- the rules, checked on each decision ----
 
-    private static void keepsTheRules(Model m, boolean[] before, SeatRequest r, SeatDecision d, BitSet after, String why) {
+    private static void keepsTheRules(Model m, boolean[] before, SeatRequest r, SeatDecision d, BitSet after,
+            String why) {
         boolean[] expectedAfter = before.clone();
         if (d instanceof SeatDecision.Granted g) {
             int[] seats = g.seats();
@@ -136,17 +149,21 @@ class SeatDeciderModelProperties {
     private static List<SeatSpec> seats(Random rnd) {
         List<SeatSpec> specs = new ArrayList<>();
         int sections = 1 + rnd.nextInt(3);
+        // now and then one long row, so that runs span several 64-seat words
+        int longRow = rnd.nextInt(6) == 0 ? rnd.nextInt(sections * 4) : -1;
         for (int s = 0; s < sections; s++) {
             int rows = 1 + rnd.nextInt(4);
             for (int r = 0; r < rows; r++) {
+                boolean isLong = s * 4 + r == longRow;
                 String rowCategory = CATEGORIES[rnd.nextInt(CATEGORIES.length)];
-                int length = 1 + rnd.nextInt(rnd.nextBoolean() ? 4 : 12);
+                int length = isLong ? 65 + rnd.nextInt(100) : 1 + rnd.nextInt(rnd.nextBoolean() ? 4 : 12);
                 int order = rnd.nextInt(3);
                 for (int k = 0; k < length; k++) {
-                    String category = rnd.nextInt(5) == 0 ? CATEGORIES[rnd.nextInt(CATEGORIES.length)] : rowCategory;
+                    String category = rnd.nextInt(isLong ? 60 : 5) == 0 ? CATEGORIES[rnd.nextInt(CATEGORIES.length)]
+                            : rowCategory;
                     // row ids repeat across sections: they name different rows there
                     specs.add(new SeatSpec(0, "s" + s + "r" + r + "o" + order, "S" + s, "R" + r, order, category,
-                            rnd.nextInt(4), rnd.nextInt(5) == 0));
+                            rnd.nextInt(4), rnd.nextInt(isLong ? 80 : 5) == 0));
                     order += 1 + (rnd.nextInt(3) == 0 ? rnd.nextInt(5) : 0);
                 }
             }
@@ -159,8 +176,8 @@ class SeatDeciderModelProperties {
         List<SeatSpec> out = new ArrayList<>();
         for (int i = 0; i < specs.size(); i++) {
             SeatSpec s = specs.get(i);
-            out.add(new SeatSpec(numbers.get(i), s.seatId(), s.sectionId(), s.rowId(), s.order(), s.category(), s.rank(),
-                    s.aisleAfter()));
+            out.add(new SeatSpec(numbers.get(i), s.seatId(), s.sectionId(), s.rowId(), s.order(), s.category(),
+                    s.rank(), s.aisleAfter()));
         }
         Collections.shuffle(out, rnd);
         return out;
@@ -169,14 +186,20 @@ class SeatDeciderModelProperties {
     private static List<SeatRequest> requests(Random rnd, Model m, int count) {
         List<SeatRequest> out = new ArrayList<>();
         List<String> sections = m.sections();
+        int[] weights = {1 + rnd.nextInt(4), 1 + rnd.nextInt(4), 1 + rnd.nextInt(4), 1 + rnd.nextInt(4)};
         for (int k = 0; k < count; k++) {
-            SeatRequest.Mode mode = SeatRequest.Mode.values()[rnd.nextInt(4)];
+            int pick = rnd.nextInt(weights[0] + weights[1] + weights[2] + weights[3]);
+            int which = 0;
+            while (pick >= weights[which]) {
+                pick -= weights[which++];
+            }
+            SeatRequest.Mode mode = SeatRequest.Mode.values()[which];
             String section = rnd.nextInt(3) == 0 ? sections.get(rnd.nextInt(sections.size())) : null;
             String category = rnd.nextInt(3) == 0 ? CATEGORIES[rnd.nextInt(CATEGORIES.length)] : null;
             if (category != null && m.seats.stream().noneMatch(s -> s.category().equals(category))) {
                 continue; // an unknown category is bad input, refused before a decision
             }
-            int n = 1 + rnd.nextInt(rnd.nextInt(6) == 0 ? 10 : 4);
+            int n = 1 + rnd.nextInt(rnd.nextInt(6) == 0 ? (rnd.nextInt(4) == 0 ? 70 : 10) : 4);
             if (mode == SeatRequest.Mode.SPECIFIC) {
                 List<Integer> all = new ArrayList<>();
                 for (int i = 0; i < m.n; i++) {
@@ -378,7 +401,7 @@ class SeatDeciderModelProperties {
                     after[w + k] = false;
                 }
                 boolean orphans = false;
-                for (int x = 0; x < n; x++) {
+                for (int x = rowStart(w); x < n && sameRow(w, x); x++) {
                     if (orphan(after, x) && !orphan(free, x)) {
                         orphans = true;
                     }
@@ -390,6 +413,18 @@ class SeatDeciderModelProperties {
                 }
             }
             return best < 0 ? null : range(best, r.count());
+        }
+
+        private boolean sameRow(int i, int j) {
+            return seats.get(i).sectionId().equals(seats.get(j).sectionId())
+                    && seats.get(i).rowId().equals(seats.get(j).rowId());
+        }
+
+        private int rowStart(int i) {
+            while (i > 0 && sameRow(i - 1, i)) {
+                i--;
+            }
+            return i;
         }
 
         /** A free seat whose neighbours in its segment are both not free, or the segment's edge. */

@@ -80,8 +80,9 @@ class SeatDeciderTest {
                 ids.add(layout.seatAt(i).seatId());
             }
             assertThat(ids).containsExactly("b-x-1", "b-x-2", "a-y-1", "a-y-2", "a-z-1", "a-x-1");
-            assertThat(layout.rows()).containsExactly(new SeatLayout.Row("B", "X", 0, 2), new SeatLayout.Row("A", "Y", 2, 4),
-                    new SeatLayout.Row("A", "Z", 4, 5), new SeatLayout.Row("A", "X", 5, 6));
+            assertThat(layout.rows()).containsExactly(new SeatLayout.Row("B", "X", 0, 2),
+                    new SeatLayout.Row("A", "Y", 2, 4), new SeatLayout.Row("A", "Z", 4, 5),
+                    new SeatLayout.Row("A", "X", 5, 6));
             assertThat(layout.sectionIds()).containsExactly("B", "A");
             assertThat(layout.indexOf("a-y-2")).isEqualTo(3);
             assertThat(layout.indexOf("nope")).isEqualTo(-1);
@@ -274,7 +275,8 @@ class SeatDeciderTest {
         @Test
         void anAisleBlocks_gapsInOrderNumbersDoNot_andRowsAreNeverJoined() {
             // the row's seats have orders 10, 20, 30, ... : gaps, still adjacent
-            assertThat(decider.decide(freeBut(layout), SeatRequest.adjacent(3, null, null))).isEqualTo(granted(2, 3, 4));
+            assertThat(decider.decide(freeBut(layout), SeatRequest.adjacent(3, null, null)))
+                    .isEqualTo(granted(2, 3, 4));
             // seats 1 | 2 are free together but an aisle runs between them; 4 and 5 are in two rows
             BitSet free = freeBut(layout, 0, 3, 6, 7, 8);
             assertThat(decider.decide(free, SeatRequest.adjacent(2, null, null))).isEqualTo(SOLD_OUT);
@@ -380,6 +382,44 @@ class SeatDeciderTest {
         }
     }
 
+    @Nested
+    class BoundedScans {
+        final BitSet bits = new BitSet();
+
+        BoundedScans() {
+            bits.set(0, 300);
+            bits.clear(150);
+        }
+
+        @Test
+        void firstClear_findsTheFirstClearBit_orTheEnd_evenPastSixtyFourBits() {
+            assertThat(SeatFilter.firstClear(bits, 10, 290)).isEqualTo(150);
+            assertThat(SeatFilter.firstClear(bits, 100, 149)).isEqualTo(149);
+            assertThat(SeatFilter.firstClear(bits, 151, 290)).isEqualTo(290);
+            assertThat(SeatFilter.firstClear(bits, 140, 160)).isEqualTo(150);
+            assertThat(SeatFilter.firstClear(bits, 250, 250)).isEqualTo(250);
+        }
+
+        @Test
+        void firstSet_findsTheFirstSetBit_orTheEnd_evenPastSixtyFourBits() {
+            BitSet few = new BitSet();
+            few.set(150);
+            assertThat(SeatFilter.firstSet(few, 10, 290)).isEqualTo(150);
+            assertThat(SeatFilter.firstSet(few, 151, 290)).isEqualTo(290);
+            assertThat(SeatFilter.firstSet(few, 140, 160)).isEqualTo(150);
+            assertThat(SeatFilter.firstSet(bits, 150, 290)).isEqualTo(151);
+        }
+
+        @Test
+        void lastClear_findsTheLastClearBit_orOneBeforeTheStart_evenPastSixtyFourBits() {
+            assertThat(SeatFilter.lastClear(bits, 10, 290)).isEqualTo(150);
+            assertThat(SeatFilter.lastClear(bits, 151, 299)).isEqualTo(150);
+            assertThat(SeatFilter.lastClear(bits, 0, 149)).isEqualTo(-1);
+            assertThat(SeatFilter.lastClear(bits, 140, 160)).isEqualTo(150);
+            assertThat(SeatFilter.lastClear(bits, 20, 19)).isEqualTo(19);
+        }
+    }
+
     @Test
     void requests_checkTheirShape() {
         assertThatThrownBy(() -> SeatRequest.any(0, null, null)).isInstanceOf(IllegalArgumentException.class)
@@ -399,6 +439,7 @@ class SeatDeciderTest {
                 .should().onlyDependOnClassesThat().resideInAnyPackage("java..", "io.lastunit.shard.seats.plan")
                 .because("seat decisions are pure and stand alone")
                 .check(new ClassFileImporter().withImportOption(ImportOption.Predefined.DO_NOT_INCLUDE_TESTS)
+                        .withImportOption(ImportOption.Predefined.DO_NOT_INCLUDE_JARS)
                         .importPackages("io.lastunit.shard.seats.plan"));
     }
 
@@ -422,7 +463,7 @@ class SeatDeciderTest {
         SeatDecider decider = new SeatDecider(layout);
         Random rnd = new Random(42);
         List<List<SeatRequest>> batches = new ArrayList<>();
-        for (int b = 0; b < 60; b++) {
+        for (int b = 0; b < 20; b++) {
             List<SeatRequest> batch = new ArrayList<>();
             for (int k = 0; k < 1000; k++) {
                 int mode = rnd.nextInt(10);
