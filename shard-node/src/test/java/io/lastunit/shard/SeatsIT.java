@@ -431,6 +431,23 @@ class SeatsIT {
     }
 
     @Test
+    void perBuyerCap_countsSeats_andReleasedSeatsCountNoMore() {
+        shard.blocking().createItem(CreateItemRequest.newBuilder().setTenantId("acme").setItemId("derby")
+                .setHomeRegion("local").setKind(ItemKind.SEATED).setSeatMap(venue(1, 2, 10, 0)).setPerBuyerLimit(4)
+                .build());
+        ReserveRequest three = seats("derby", "d1", SeatMode.ADJACENT, 3).toBuilder().setBuyerId("fan").build();
+        ReserveResponse a = shard.blocking().reserve(three);
+        assertThat(a.getOutcome()).isEqualTo(ReserveOutcome.RESERVED);
+        ReserveRequest two = seats("derby", "d2", SeatMode.ANY, 2).toBuilder().setBuyerId("fan").build();
+        assertThat(shard.blocking().reserve(two).getOutcome()).isEqualTo(ReserveOutcome.LIMIT_EXCEEDED);
+        assertThat(shard.blocking().reserve(seats("derby", "d3", SeatMode.ANY, 2)).getOutcome())
+                .as("another buyer").isEqualTo(ReserveOutcome.RESERVED);
+        shard.blocking().release(ReleaseRequest.newBuilder().setHoldId(a.getHold().getHoldId()).build());
+        assertThat(shard.blocking().reserve(two).getOutcome()).isEqualTo(ReserveOutcome.RESERVED);
+        assertThat(shard.checkInvariants().getDriftsList()).isEmpty();
+    }
+
+    @Test
     void badInput_isRefusedNamingTheField_andChangesNothing() {
         createSeated("hall", venue(1, 2, 6, 3));
         Stock before = stock("hall");

@@ -414,6 +414,8 @@ final class SeatLane {
         List<Op.SetSeats> saleOps = new ArrayList<>();
         List<Op.Sweep> sweeps = new ArrayList<>();
         java.util.Set<UUID> touched = new java.util.HashSet<>();
+        List<Pending> pending = new ArrayList<>();
+        java.util.Set<String> pendingKeys = new java.util.HashSet<>();
         final SeatItem item = s;
 
         for (Op op : ops) {
@@ -442,11 +444,18 @@ final class SeatLane {
             } else if (op instanceof Op.SetSeats x) {
                 decideSale(item, x, free, kills, unkills, saleOps, answers);
             } else if (op instanceof Op.Reserve r) {
-                decideReserve(item, r, free, now, usage, known, batchKeys, placing, answers);
+                Pending p = checkReserve(item, r, now, known, answers);
+                if (p != null && !pendingKeys.add(r.request().getIdempotencyKey())) {
+                    deferred.add(op); // the key's first use in this batch decides; this one sees it next round
+                } else if (p != null) {
+                    pending.add(p);
+                }
             } else {
                 throw new IllegalStateException("not a seat operation: " + op);
             }
         }
+        // The Reserves last, against what the hold calls and sale changes of the batch left free.
+        decideReserves(item, pending, free, now, usage, batchKeys, placing, answers);
 
         // ---- write, hot row last ----
         long[] next = s.counters.clone(); // allotment, available, held, sold
@@ -791,20 +800,23 @@ final class SeatLane {
                 + (ids.size() - 10) + " more";
     }
 
-    private void decideReserve(SeatItem s, Op.Reserve r, BitSet free, long now, Map<String, Long> usage, Known known,
-                               Map<String, LiveHold> batchKeys, List<Placing> placing, List<Supplier<Runnable>> answers) {
+    /** A Reserve that passed its checks, waiting for its seats. */
+    private record Pending(Op.Reserve op, SeatRequest request, int qty) {
+    }
+
+    /**
+     * A Reserve's checks before its seats: the selection is there, the key (a retry gets its hold
+     * back whatever the seats look like now), the item sells, the region, the selection against the
+     * map. Answers it and returns null, or returns what is left to decide.
+     */
+    private Pending checkReserve(SeatItem s, Op.Reserve r, long now, Known known, List<Supplier<Runnable>> answers) {
         ReserveRequest q = r.request();
         if (!q.hasSeats()) {
             answers.add(fail(r.future(), Failure.invalid("seats", "is required: item "
                     + q.getItemId() + " is SEATED; ask for ANY, SPECIFIC, ADJACENT or BEST seats")));
-            return;
+            return null;
         }
-        SeatSelection sel = q.getSeats();
-        // The key first: a retry gets its hold back whatever the seats look like now.
-        LiveHold prior = batchKeys.get(q.getIdempotencyKey());
-        if (prior == null) {
-            prior = s.byKey.get(q.getIdempotencyKey());
-        }
+        LiveHold prior = s.byKey.get(q.getIdempotencyKey());
         if (prior == null) {
             SeatStore.LiveRow row = known.keys.get(q.getIdempotencyKey());
             prior = row == null ? null : s.hold(row);
@@ -815,47 +827,76 @@ final class SeatLane {
                 answers.add(fail(r.future(), Failure.of(Reason.IDEMPOTENCY_KEY_REUSED,
                         "idempotency_key " + q.getIdempotencyKey() + " of item " + q.getTenantId() + "/"
                                 + q.getItemId() + " was first used for other seats, buyer or TTL")));
-            } else if (batchKeys.containsKey(q.getIdempotencyKey())) {
-                // Placed by an earlier call of this batch: answered with it after the commit.
-                answers.add(ok(r.future(), () -> ReserveResponse.newBuilder().setOutcome(ReserveOutcome.RESERVED)
-                        .setHold(s.proto(s.live.get(h.id) != null ? s.live.get(h.id) : h, now)).build()));
             } else {
                 answers.add(ok(r.future(), () -> ReserveResponse.newBuilder().setOutcome(ReserveOutcome.RESERVED)
                         .setHold(s.proto(h, now)).build()));
             }
-            return;
+            return null;
         }
         if (ItemState.of(s.state) != ItemState.ACTIVE) {
             answers.add(fail(r.future(), Failure.retryable(Reason.ITEM_NOT_ACTIVE, "item "
                     + q.getTenantId() + "/" + q.getItemId() + " is " + s.state, retryAfter)));
-            return;
+            return null;
         }
         if (!q.getRegion().equals(s.homeRegion)) {
             answers.add(fail(r.future(), Failure.invalid("region", "is " + q.getRegion()
                     + "; SEATED item " + q.getItemId() + " is sold in its home region " + s.homeRegion + " only")));
-            return;
+            return null;
         }
         SeatRequest request;
         try {
-            request = request(s, sel, q.getQuantity());
+            request = request(s, q.getSeats(), q.getQuantity());
         } catch (Failure f) {
             answers.add(fail(r.future(), f));
+            return null;
+        }
+        return new Pending(r, request, request.mode() == SeatRequest.Mode.SPECIFIC ? request.seats().length
+                : request.count());
+    }
+
+    /**
+     * The seats of the batch's Reserves, in the order the lane took them: all at once by the
+     * decider ({@link io.lastunit.shard.seats.plan.SeatDecider#decideAll}, the same answers as one by
+     * one, faster) unless the item caps buyers, whose usage must be judged between one decision
+     * and the next.
+     */
+    private void decideReserves(SeatItem s, List<Pending> pending, BitSet free, long now, Map<String, Long> usage,
+                                Map<String, LiveHold> batchKeys, List<Placing> placing,
+                                List<Supplier<Runnable>> answers) {
+        if (pending.isEmpty()) {
             return;
         }
-        int qty = request.mode() == SeatRequest.Mode.SPECIFIC ? request.seats().length : request.count();
-        if (s.perBuyerLimit > 0) {
-            long used = usage.getOrDefault(q.getBuyerId(), 0L);
-            if (used + qty > s.perBuyerLimit) {
-                answers.add(ok(r.future(), () -> ReserveResponse.newBuilder()
-                        .setOutcome(ReserveOutcome.LIMIT_EXCEEDED).build()));
-                return;
+        if (s.perBuyerLimit == 0) {
+            List<SeatRequest> requests = new ArrayList<>(pending.size());
+            for (Pending p : pending) {
+                requests.add(p.request());
             }
+            List<SeatDecision> decisions = s.decider.decideAll(free, requests);
+            for (int i = 0; i < pending.size(); i++) {
+                decided(s, pending.get(i), decisions.get(i), now, batchKeys, placing, answers);
+            }
+            return;
         }
-        SeatDecision d = s.decider.decide(free, request);
-        if (d instanceof SeatDecision.Granted g) {
-            if (s.perBuyerLimit > 0) {
-                usage.merge(q.getBuyerId(), (long) qty, Long::sum);
+        for (Pending p : pending) {
+            String buyer = p.op().request().getBuyerId();
+            if (usage.getOrDefault(buyer, 0L) + p.qty() > s.perBuyerLimit) {
+                answers.add(ok(p.op().future(), () -> ReserveResponse.newBuilder()
+                        .setOutcome(ReserveOutcome.LIMIT_EXCEEDED).build()));
+                continue;
             }
+            SeatDecision d = s.decider.decide(free, p.request());
+            if (d instanceof SeatDecision.Granted) {
+                usage.merge(buyer, (long) p.qty(), Long::sum);
+            }
+            decided(s, p, d, now, batchKeys, placing, answers);
+        }
+    }
+
+    private void decided(SeatItem s, Pending p, SeatDecision d, long now, Map<String, LiveHold> batchKeys,
+                         List<Placing> placing, List<Supplier<Runnable>> answers) {
+        Op.Reserve r = p.op();
+        ReserveRequest q = r.request();
+        if (d instanceof SeatDecision.Granted g) {
             long ttl = r.holdTtlMsRequested() != 0 ? r.holdTtlMsRequested() : s.holdTtlMs;
             LiveHold h = new LiveHold(HoldId.create(q.getTenantId(), q.getItemId(), s.homeRegion, 0,
                     now / 1_000).uuid(), s.homeRegion, q.getBuyerId(), q.getIdempotencyKey(), r.fingerprint(),

@@ -470,22 +470,46 @@ public final class SeatStore {
         return out;
     }
 
-    /** Adds each buyer's delta (negative: units given back) to its usage. */
+    /**
+     * Adds each buyer's delta (negative: units given back) to its usage: an upsert for the units
+     * taken, an update for those given back (a row's CHECK is judged on the row an upsert would
+     * insert, before its conflict is found, so a negative delta cannot go through one).
+     */
     public void addUsage(Connection c, String tenant, String item, Map<String, Long> deltas) throws SQLException {
-        String[] buyers = deltas.keySet().toArray(String[]::new);
-        Long[] qty = new Long[buyers.length];
-        for (int i = 0; i < buyers.length; i++) {
-            qty[i] = deltas.get(buyers[i]);
+        List<String> up = new ArrayList<>();
+        List<Long> upQty = new ArrayList<>();
+        List<String> down = new ArrayList<>();
+        List<Long> downQty = new ArrayList<>();
+        for (Map.Entry<String, Long> e : deltas.entrySet()) {
+            (e.getValue() > 0 ? up : down).add(e.getKey());
+            (e.getValue() > 0 ? upQty : downQty).add(e.getValue());
         }
-        try (PreparedStatement ps = c.prepareStatement("""
-                INSERT INTO buyer_usage AS u (tenant_id, item_id, buyer_id, qty)
-                SELECT ?, ?, d.b, d.q FROM unnest(?::text[], ?::int8[]) AS d(b, q)
-                ON CONFLICT (tenant_id, item_id, buyer_id) DO UPDATE SET qty = u.qty + EXCLUDED.qty""")) {
-            ps.setString(1, tenant);
-            ps.setString(2, item);
-            ps.setArray(3, c.createArrayOf("text", buyers));
-            ps.setArray(4, c.createArrayOf("int8", qty));
-            ps.executeUpdate();
+        if (!up.isEmpty()) {
+            try (PreparedStatement ps = c.prepareStatement("""
+                    INSERT INTO buyer_usage AS u (tenant_id, item_id, buyer_id, qty)
+                    SELECT ?, ?, d.b, d.q FROM unnest(?::text[], ?::int8[]) AS d(b, q)
+                    ON CONFLICT (tenant_id, item_id, buyer_id) DO UPDATE SET qty = u.qty + EXCLUDED.qty""")) {
+                ps.setString(1, tenant);
+                ps.setString(2, item);
+                ps.setArray(3, c.createArrayOf("text", up.toArray()));
+                ps.setArray(4, c.createArrayOf("int8", upQty.toArray()));
+                ps.executeUpdate();
+            }
+        }
+        if (!down.isEmpty()) {
+            try (PreparedStatement ps = c.prepareStatement("""
+                    UPDATE buyer_usage u SET qty = u.qty + d.q FROM unnest(?::text[], ?::int8[]) AS d(b, q)
+                     WHERE u.tenant_id = ? AND u.item_id = ? AND u.buyer_id = d.b""")) {
+                ps.setArray(1, c.createArrayOf("text", down.toArray()));
+                ps.setArray(2, c.createArrayOf("int8", downQty.toArray()));
+                ps.setString(3, tenant);
+                ps.setString(4, item);
+                int n = ps.executeUpdate();
+                if (n != down.size()) {
+                    throw new IllegalStateException("usage of " + (down.size() - n) + " buyers of " + tenant + "/"
+                            + item + " to give back was not recorded");
+                }
+            }
         }
     }
 
