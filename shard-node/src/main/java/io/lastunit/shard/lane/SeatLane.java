@@ -70,6 +70,8 @@ final class SeatLane {
      * lane to expire it itself: the estimate's error, so the conditional expiry matches.
      */
     static final long EXPIRY_MARGIN_MICROS = 2_000;
+    /** Seats written by one CreateItem or Restock from which the lane refreshes the table's statistics. */
+    static final int ANALYZE_AFTER_SEATS = 10_000;
     /** Items whose kind the lane remembers (a lookup each past it). */
     static final int KINDS_MAX = 1 << 16;
 
@@ -81,7 +83,13 @@ final class SeatLane {
     private final DbClock clock;
     private final SeatStore store = new SeatStore();
     private final ItemStore items = new ItemStore();
-    private final Map<ItemRef, SeatItem> cache = new HashMap<>();
+    /**
+     * Seats the lane keeps in memory over all its items (about 500 bytes each); past it the items
+     * used least recently are dropped, and loaded again on their next call.
+     */
+    static final int SEATS_CACHED_MAX = 250_000;
+    private final Map<ItemRef, SeatItem> cache = new LinkedHashMap<>(16, 0.75f, true);
+    private long seatsCached;
     /** Item → seated (true) or counted (false), for items that exist. */
     private final Map<ItemRef, Boolean> kinds = new LinkedHashMap<>(16, 0.75f, true) {
         @Override
@@ -124,6 +132,47 @@ final class SeatLane {
         return seated;
     }
 
+    /** Keeps a loaded item, dropping the least recently used past {@link #SEATS_CACHED_MAX} seats (never this one). */
+    private void cache(ItemRef ref, SeatItem s) {
+        SeatItem before = cache.put(ref, s);
+        seatsCached += s.layout.size() - (before == null ? 0 : before.layout.size());
+        var it = cache.entrySet().iterator();
+        while (seatsCached > SEATS_CACHED_MAX && it.hasNext()) {
+            Map.Entry<ItemRef, SeatItem> e = it.next();
+            if (e.getKey().equals(ref)) {
+                continue;
+            }
+            seatsCached -= e.getValue().layout.size();
+            it.remove();
+        }
+    }
+
+    /** Drops a cached item (loaded again on its next call). */
+    private void uncache(ItemRef ref) {
+        SeatItem gone = cache.remove(ref);
+        if (gone != null) {
+            seatsCached -= gone.layout.size();
+        }
+    }
+
+    /**
+     * After a CreateItem or Restock that wrote many seats: fresh statistics, so the planner reads a
+     * batch's seats by index from the first batch on rather than after autovacuum's analyze. Best
+     * effort, on its own connection, outside any transaction.
+     */
+    private void analyzeSeats() {
+        try (Connection c = transactions.connection()) {
+            c.setAutoCommit(true);
+            try (java.sql.Statement st = c.createStatement()) {
+                st.execute("ANALYZE seats");
+            } finally {
+                c.setAutoCommit(false);
+            }
+        } catch (SQLException e) {
+            log.warn("lane {}: ANALYZE seats failed (autovacuum will do it): {}", lane, e.toString());
+        }
+    }
+
     /** Whether the op's item is known (from an earlier lookup) to be COUNTED. */
     boolean knownCounted(Op op) {
         return Boolean.FALSE.equals(kinds.get(new ItemRef(op.bucket().tenantId(), op.bucket().itemId())));
@@ -131,7 +180,13 @@ final class SeatLane {
 
     /** Every cached item of the tenant is dropped (a tenant move changed its rows). */
     void forgetTenant(String tenant) {
-        cache.keySet().removeIf(k -> k.tenant().equals(tenant));
+        cache.entrySet().removeIf(e -> {
+            boolean of = e.getKey().tenant().equals(tenant);
+            if (of) {
+                seatsCached -= e.getValue().layout.size();
+            }
+            return of;
+        });
         kinds.keySet().removeIf(k -> k.tenant().equals(tenant));
     }
 
@@ -144,13 +199,13 @@ final class SeatLane {
         ItemStore.ItemRow asked = new ItemStore.ItemRow(r.getHomeRegion(), seats.size(), seats.size(),
                 r.getPerBuyerLimit(), op.holdTtlMs(), op.extendByMs(), 1, List.of(r.getHomeRegion()));
         try {
-            transactions.inTransaction(c -> {
+            if (transactions.inTransaction(c -> {
                 items.lockTenant(c, r.getTenantId(), true);
                 ItemState moving = items.movingStateOfTenant(c, r.getTenantId());
                 if (moving != null) {
                     c.rollback();
                     op.future().completeExceptionally(fence.refusal(moving, r.getTenantId(), r.getItemId()));
-                    return null;
+                    return false;
                 }
                 boolean created = items.createItem(c, r.getTenantId(), r.getItemId(), asked);
                 if (created) {
@@ -164,7 +219,7 @@ final class SeatLane {
                         c.rollback();
                         op.future().completeExceptionally(Failure.of(Reason.ITEM_EXISTS, "item " + r.getTenantId()
                                 + "/" + r.getItemId() + " exists with other parameters (kind, seat map or settings)"));
-                        return null;
+                        return false;
                     }
                 }
                 var stock = items.readStock(c, r.getTenantId(), r.getItemId());
@@ -172,8 +227,10 @@ final class SeatLane {
                 CommitWarnings.requireReplicated(c);
                 kinds.put(new ItemRef(r.getTenantId(), r.getItemId()), true);
                 op.future().complete(CreateItemResponse.newBuilder().setStock(stock).setCreated(created).build());
-                return null;
-            });
+                return created;
+            }) == Boolean.TRUE && seats.size() >= ANALYZE_AFTER_SEATS) {
+                analyzeSeats();
+            }
         } catch (SQLException e) {
             op.future().completeExceptionally(Failure.storeUnavailable("CreateItem failed; retry it as it is", e,
                     retryAfter, r.getTenantId(), r.getItemId()));
@@ -195,7 +252,7 @@ final class SeatLane {
             return;
         }
         try {
-            transactions.inTransaction(c -> {
+            Object added = transactions.inTransaction(c -> {
                 ItemState state = items.itemState(c, r.getTenantId(), r.getItemId());
                 if (state != null && state.moving()) {
                     c.rollback();
@@ -244,12 +301,15 @@ final class SeatLane {
                 var stock = items.readStock(c, r.getTenantId(), r.getItemId());
                 c.commit();
                 CommitWarnings.requireReplicated(c);
-                cache.remove(ref); // its layout changed: loaded again on the next call
+                uncache(ref); // its layout changed: loaded again on the next call
                 op.future().complete(RestockResponse.newBuilder().setStock(stock).setApplied(true).build());
-                return null;
+                return seats.size();
             });
+            if (added instanceof Integer n && n >= ANALYZE_AFTER_SEATS) {
+                analyzeSeats();
+            }
         } catch (SQLException e) {
-            cache.remove(ref);
+            uncache(ref);
             op.future().completeExceptionally(Failure.storeUnavailable(
                     "Restock outcome unknown; retry with the same restock_id", e, retryAfter, r.getTenantId(),
                     r.getItemId()));
@@ -270,7 +330,7 @@ final class SeatLane {
             try {
                 applyItem(e.getKey(), e.getValue());
             } catch (RuntimeException ex) {
-                cache.remove(e.getKey());
+                uncache(e.getKey());
                 log.error("lane {}: seat batch of {}/{} failed", lane, e.getKey().tenant(), e.getKey().item(), ex);
                 Failure f = Failure.logged(Reason.INTERNAL_ERROR, "lane " + lane + ": the seat batch of "
                         + e.getKey().tenant() + "/" + e.getKey().item() + " failed; nothing of it committed", ex, null);
@@ -286,6 +346,8 @@ final class SeatLane {
         final Map<UUID, SeatStore.LiveRow> holds = new HashMap<>();
         final Map<String, SeatStore.LiveRow> keys = new HashMap<>();
         final List<String> keysToRead = new ArrayList<>();
+        /** The database refused a batch written in one statement: the next attempts write statement by statement. */
+        boolean stepwise;
     }
 
     private void applyItem(ItemRef ref, List<Op> ops) {
@@ -309,14 +371,14 @@ final class SeatLane {
                         continue;
                     }
                     Transactions.rollbackQuietly(c);
-                    cache.remove(ref);
+                    uncache(ref);
                     redos++;
                 } catch (SQLException | RuntimeException e) {
                     Transactions.rollbackQuietly(c);
                     throw e;
                 }
             } catch (SQLException e) {
-                cache.remove(ref);
+                uncache(ref);
                 Failure f = Failure.storeUnavailable("seat batch failed; outcome unknown, retry with the same key", e,
                         retryAfter, ref.tenant(), ref.item());
                 ops.forEach(op -> op.future().completeExceptionally(f));
@@ -348,7 +410,7 @@ final class SeatLane {
             clock.measured(row.dbNowMicros());
             s = SeatItem.load(ref.tenant(), ref.item(), row, store.seats(c, ref.tenant(), ref.item()),
                     store.liveHolds(c, ref.tenant(), ref.item()));
-            cache.put(ref, s);
+            cache(ref, s);
         }
         ItemState itemState = ItemState.of(s.state);
         if (itemState.moving()) {
@@ -526,6 +588,10 @@ final class SeatLane {
             next[1] += onSaleDelta;
         }
         Map<String, SeatStore.Placed> placed = Map.of();
+        // A batch of new holds alone (the hot path of a sale) is one statement that commits itself.
+        boolean alone = !placing.isEmpty() && due.isEmpty() && confirms.isEmpty() && releases.isEmpty()
+                && extendsList.isEmpty() && kills.isEmpty() && unkills.isEmpty() && s.perBuyerLimit == 0
+                && !known.stepwise;
         if (!placing.isEmpty()) {
             List<SeatStore.NewHold> rows = new ArrayList<>(placing.size());
             int n = 0;
@@ -534,15 +600,6 @@ final class SeatLane {
                 rows.add(new SeatStore.NewHold(h.id, h.region, h.qty(), h.buyerId, h.key, h.fingerprint, p.ttlMs(),
                         s.seatNos(h.seats)));
                 n += h.qty();
-            }
-            placed = store.insertHolds(c, ref.tenant(), ref.item(), rows);
-            if (placed.size() != placing.size()) {
-                for (Placing p : placing) {
-                    if (!placed.containsKey(p.hold().key)) {
-                        known.keysToRead.add(p.hold().key); // used before the lane loaded the item: read it next time
-                    }
-                }
-                return false;
             }
             int[] nos = new int[n];
             UUID[] hs = new UUID[n];
@@ -553,11 +610,43 @@ final class SeatLane {
                     hs[k++] = p.hold().id;
                 }
             }
-            if (store.claimSeats(c, ref.tenant(), ref.item(), nos, hs) != n) {
-                return false;
-            }
             next[1] -= n;
             next[2] += n;
+            if (alone) {
+                assertBalanced(ref, next);
+                c.setAutoCommit(true);
+                try {
+                    SeatStore.PlacedBatch done = store.placeInOneStatement(c, ref.tenant(), ref.item(), rows, nos, hs,
+                            s.counters, next);
+                    placed = done.holds();
+                    clock.measured(done.dbNowMicros());
+                } catch (SQLException e) {
+                    if (SeatStore.REFUSED.equals(e.getSQLState())) {
+                        known.stepwise = true; // nothing was written: decide again, statement by statement
+                        return false;
+                    }
+                    throw e;
+                } finally {
+                    try {
+                        c.setAutoCommit(false);
+                    } catch (SQLException ignored) {
+                        // a broken connection: the pool evicts it, the caller's failure says why
+                    }
+                }
+            } else {
+                placed = store.insertHolds(c, ref.tenant(), ref.item(), rows);
+                if (placed.size() != placing.size()) {
+                    for (Placing p : placing) {
+                        if (!placed.containsKey(p.hold().key)) {
+                            known.keysToRead.add(p.hold().key); // used before the lane loaded the item: read it next time
+                        }
+                    }
+                    return false;
+                }
+                if (store.claimSeats(c, ref.tenant(), ref.item(), nos, hs) != n) {
+                    return false;
+                }
+            }
         }
         if (s.perBuyerLimit > 0) {
             Map<String, Long> deltas = new HashMap<>();
@@ -572,18 +661,19 @@ final class SeatLane {
                 store.addUsage(c, ref.tenant(), ref.item(), deltas);
             }
         }
-        long[] expected = s.counters;
-        boolean changed = !java.util.Arrays.equals(expected, next);
-        if (changed) {
-            assertBalanced(ref, next);
-            long dbNow = store.setCounters(c, ref.tenant(), ref.item(), expected, next);
-            if (dbNow < 0) {
-                return false;
+        if (!alone) {
+            long[] expected = s.counters;
+            if (!java.util.Arrays.equals(expected, next)) {
+                assertBalanced(ref, next);
+                long dbNow = store.setCounters(c, ref.tenant(), ref.item(), expected, next);
+                if (dbNow < 0) {
+                    return false;
+                }
+                clock.measured(dbNow);
             }
-            clock.measured(dbNow);
+            c.commit();
+            CommitWarnings.requireReplicated(c);
         }
-        c.commit();
-        CommitWarnings.requireReplicated(c);
 
         // ---- committed: memory follows, then the answers ----
         for (LiveHold h : due) {

@@ -11,6 +11,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
+import io.lastunit.shard.store.CommitWarnings;
 
 /**
  * The SQL of seated items (schema V12): their seats, the seated holds, and the statements a lane's
@@ -319,11 +320,14 @@ public final class SeatStore {
     public int freeSeats(Connection c, String tenant, String item, int[] seatNos, UUID[] holds) throws SQLException {
         try (PreparedStatement ps = c.prepareStatement("""
                 UPDATE seats s SET hold_id = NULL FROM unnest(?::int4[], ?::uuid[]) AS d(n, h)
-                 WHERE s.tenant_id = ? AND s.item_id = ? AND s.seat_no = d.n AND s.hold_id = d.h""")) {
-            ps.setArray(1, c.createArrayOf("int4", boxed(seatNos)));
+                 WHERE s.tenant_id = ? AND s.item_id = ? AND s.seat_no = ANY(?::int4[]) AND s.seat_no = d.n
+                   AND s.hold_id = d.h""")) {
+            Array nos = c.createArrayOf("int4", boxed(seatNos));
+            ps.setArray(1, nos);
             ps.setArray(2, c.createArrayOf("uuid", holds));
             ps.setString(3, tenant);
             ps.setString(4, item);
+            ps.setArray(5, nos);
             return ps.executeUpdate();
         }
     }
@@ -332,11 +336,14 @@ public final class SeatStore {
     public int claimSeats(Connection c, String tenant, String item, int[] seatNos, UUID[] holds) throws SQLException {
         try (PreparedStatement ps = c.prepareStatement("""
                 UPDATE seats s SET hold_id = d.h FROM unnest(?::int4[], ?::uuid[]) AS d(n, h)
-                 WHERE s.tenant_id = ? AND s.item_id = ? AND s.seat_no = d.n AND s.hold_id IS NULL AND s.on_sale""")) {
-            ps.setArray(1, c.createArrayOf("int4", boxed(seatNos)));
+                 WHERE s.tenant_id = ? AND s.item_id = ? AND s.seat_no = ANY(?::int4[]) AND s.seat_no = d.n
+                   AND s.hold_id IS NULL AND s.on_sale""")) {
+            Array nos = c.createArrayOf("int4", boxed(seatNos));
+            ps.setArray(1, nos);
             ps.setArray(2, c.createArrayOf("uuid", holds));
             ps.setString(3, tenant);
             ps.setString(4, item);
+            ps.setArray(5, nos);
             return ps.executeUpdate();
         }
     }
@@ -394,6 +401,38 @@ public final class SeatStore {
      */
     public Map<String, Placed> insertHolds(Connection c, String tenant, String item, List<NewHold> holds)
             throws SQLException {
+        Map<String, Placed> out = new HashMap<>();
+        try (PreparedStatement ps = c.prepareStatement("WITH " + INSERT_HOLDS
+                + " SELECT idempotency_key, " + micros("created_at") + ", " + micros("expires_at") + " FROM ins")) {
+            bindHolds(c, ps, 1, tenant, item, holds);
+            try (ResultSet rs = ps.executeQuery()) {
+                while (rs.next()) {
+                    out.put(rs.getString(1), new Placed(rs.getString(1), rs.getLong(2), rs.getLong(3)));
+                }
+            }
+        }
+        return out;
+    }
+
+    /** The CTEs {@code ins} (the new HELD holds, a key already used skipped) and {@code ob} (their events). */
+    private static final String INSERT_HOLDS = """
+            ins AS (
+                INSERT INTO holds (hold_id, tenant_id, item_id, bucket_no, region, qty, buyer_id, idempotency_key,
+                                   request_fingerprint, state, created_at, expires_at, seat_nos)
+                SELECT d.id, ?, ?, 0, d.region, d.qty, d.buyer, d.k, d.fp, 'HELD', now(),
+                       now() + make_interval(secs => d.ttl / 1000.0), d.seats::int4[]
+                  FROM unnest(?::uuid[], ?::text[], ?::int4[], ?::text[], ?::text[], ?::text[], ?::int8[], ?::text[])
+                       AS d(id, region, qty, buyer, k, fp, ttl, seats)
+                ON CONFLICT (tenant_id, item_id, idempotency_key) DO NOTHING
+                RETURNING tenant_id, item_id, hold_id, qty, idempotency_key, created_at, expires_at
+            ), ob AS (
+                INSERT INTO outbox (tenant_id, item_id, kind, hold_id, qty)
+                SELECT tenant_id, item_id, 'HELD', hold_id, qty FROM ins
+            )""";
+
+    /** Binds {@link #INSERT_HOLDS}'s ten parameters from {@code at}; returns the next index. */
+    private static int bindHolds(Connection c, PreparedStatement ps, int at, String tenant, String item,
+                                 List<NewHold> holds) throws SQLException {
         int n = holds.size();
         UUID[] id = new UUID[n];
         String[] region = new String[n];
@@ -418,40 +457,91 @@ public final class SeatStore {
             }
             seats[i] = sb.append('}').toString();
         }
-        Map<String, Placed> out = new HashMap<>();
-        try (PreparedStatement ps = c.prepareStatement("""
-                WITH ins AS (
-                    INSERT INTO holds (hold_id, tenant_id, item_id, bucket_no, region, qty, buyer_id, idempotency_key,
-                                       request_fingerprint, state, created_at, expires_at, seat_nos)
-                    SELECT d.id, ?, ?, 0, d.region, d.qty, d.buyer, d.k, d.fp, 'HELD', now(),
-                           now() + make_interval(secs => d.ttl / 1000.0), d.seats::int4[]
-                      FROM unnest(?::uuid[], ?::text[], ?::int4[], ?::text[], ?::text[], ?::text[], ?::int8[], ?::text[])
-                           AS d(id, region, qty, buyer, k, fp, ttl, seats)
-                    ON CONFLICT (tenant_id, item_id, idempotency_key) DO NOTHING
-                    RETURNING tenant_id, item_id, hold_id, qty, idempotency_key, created_at, expires_at
-                ), ob AS (
-                    INSERT INTO outbox (tenant_id, item_id, kind, hold_id, qty)
-                    SELECT tenant_id, item_id, 'HELD', hold_id, qty FROM ins
+        ps.setString(at, tenant);
+        ps.setString(at + 1, item);
+        ps.setArray(at + 2, c.createArrayOf("uuid", id));
+        ps.setArray(at + 3, c.createArrayOf("text", region));
+        ps.setArray(at + 4, c.createArrayOf("int4", qty));
+        ps.setArray(at + 5, c.createArrayOf("text", buyer));
+        ps.setArray(at + 6, c.createArrayOf("text", key));
+        ps.setArray(at + 7, c.createArrayOf("text", fp));
+        ps.setArray(at + 8, c.createArrayOf("int8", ttl));
+        ps.setArray(at + 9, c.createArrayOf("text", seats));
+        return at + 10;
+    }
+
+    /** What a batch written in one statement placed: its holds by key, and the database clock after it. */
+    public record PlacedBatch(Map<String, Placed> holds, long dbNowMicros) {
+    }
+
+    /**
+     * A batch of new holds alone, in ONE statement that is its own transaction (the caller runs it in
+     * autocommit): the holds and their events inserted, their seats claimed, bucket 0's counters set
+     * where they are still {@code expected}. If a key was already used, a seat was not free or the
+     * counters were not as cached, {@code lastunit_require} raises SQL state
+     * {@link #REFUSED} and nothing of it is written: the lane decides again, statement by statement,
+     * which says what was off.
+     */
+    public PlacedBatch placeInOneStatement(Connection c, String tenant, String item, List<NewHold> holds,
+                                           int[] seatNos, UUID[] seatHolds, long[] expected, long[] next)
+            throws SQLException {
+        String sql = "WITH " + INSERT_HOLDS + """
+                , cl AS (
+                    UPDATE seats s SET hold_id = d.h FROM unnest(?::int4[], ?::uuid[]) AS d(n, h)
+                     WHERE s.tenant_id = ? AND s.item_id = ? AND s.seat_no = ANY(?::int4[]) AND s.seat_no = d.n
+                       AND s.hold_id IS NULL AND s.on_sale
+                    RETURNING 1
+                ), b AS (
+                    UPDATE buckets SET allotment = ?, available = ?, held = ?, sold = ?
+                     WHERE tenant_id = ? AND item_id = ? AND bucket_no = 0
+                       AND allotment = ? AND available = ? AND held = ? AND sold = ?
+                    RETURNING 1
                 )
-                SELECT idempotency_key, %s, %s FROM ins""".formatted(micros("created_at"), micros("expires_at")))) {
-            ps.setString(1, tenant);
-            ps.setString(2, item);
-            ps.setArray(3, c.createArrayOf("uuid", id));
-            ps.setArray(4, c.createArrayOf("text", region));
-            ps.setArray(5, c.createArrayOf("int4", qty));
-            ps.setArray(6, c.createArrayOf("text", buyer));
-            ps.setArray(7, c.createArrayOf("text", key));
-            ps.setArray(8, c.createArrayOf("text", fp));
-            ps.setArray(9, c.createArrayOf("int8", ttl));
-            ps.setArray(10, c.createArrayOf("text", seats));
+                SELECT lastunit_require((SELECT count(*) FROM ins) = ? AND (SELECT count(*) FROM cl) = ?
+                                        AND (SELECT count(*) FROM b) = 1,
+                                        'seat batch refused: a key already used, a seat not free or stale counters'),
+                       %s, array_agg(i.idempotency_key), array_agg(%s), array_agg(%s)
+                  FROM ins i""".formatted(micros("clock_timestamp()"), micros("i.created_at"),
+                micros("i.expires_at"));
+        try (PreparedStatement ps = c.prepareStatement(sql)) {
+            int at = bindHolds(c, ps, 1, tenant, item, holds);
+            Array nos = c.createArrayOf("int4", boxed(seatNos));
+            ps.setArray(at++, nos);
+            ps.setArray(at++, c.createArrayOf("uuid", seatHolds));
+            ps.setString(at++, tenant);
+            ps.setString(at++, item);
+            ps.setArray(at++, nos);
+            for (int i = 0; i < 4; i++) {
+                ps.setLong(at + i, next[i]);
+            }
+            at += 4;
+            ps.setString(at++, tenant);
+            ps.setString(at++, item);
+            for (int i = 0; i < 4; i++) {
+                ps.setLong(at + i, expected[i]);
+            }
+            at += 4;
+            ps.setInt(at++, holds.size());
+            ps.setInt(at, seatNos.length);
+            Map<String, Placed> out = new HashMap<>();
+            long dbNow;
             try (ResultSet rs = ps.executeQuery()) {
-                while (rs.next()) {
-                    out.put(rs.getString(1), new Placed(rs.getString(1), rs.getLong(2), rs.getLong(3)));
+                rs.next();
+                dbNow = rs.getLong(2);
+                String[] keys = (String[]) rs.getArray(3).getArray();
+                Long[] created = (Long[]) rs.getArray(4).getArray();
+                Long[] expires = (Long[]) rs.getArray(5).getArray();
+                for (int i = 0; i < keys.length; i++) {
+                    out.put(keys[i], new Placed(keys[i], created[i], expires[i]));
                 }
             }
+            CommitWarnings.requireReplicated(ps); // the statement's end was its commit
+            return new PlacedBatch(out, dbNow);
         }
-        return out;
     }
+
+    /** The SQL state of a one-statement batch the database refused (schema V4's lastunit_require). */
+    public static final String REFUSED = "LU002";
 
     /** Units the buyers hold or bought of the item (limited items). */
     public Map<String, Long> usage(Connection c, String tenant, String item, String[] buyers) throws SQLException {
