@@ -448,6 +448,34 @@ class SeatsIT {
     }
 
     @Test
+    void aSeatChangedBehindTheLanesBack_isNotSold_theDatabaseIsTheArbiter() throws Exception {
+        createSeated("recital", venue(1, 1, 6, 0));
+        // The lane loads the event into memory.
+        assertThat(shard.blocking().reserve(seats("recital", "r1", SeatMode.SPECIFIC, 0, "S0R0-1")).getOutcome())
+                .isEqualTo(ReserveOutcome.RESERVED);
+        // Another writer (a bug, a split brain) takes S0R0-3 off sale in the database only.
+        try (Connection c = shard.node().dataSource().getConnection();
+             PreparedStatement ps = c.prepareStatement("""
+                     WITH s AS (UPDATE seats SET on_sale = false WHERE tenant_id = 'acme' AND item_id = 'recital'
+                                AND seat_id = 'S0R0-3' RETURNING 1),
+                          b AS (UPDATE buckets SET allotment = allotment - 1, available = available - 1
+                                 WHERE tenant_id = 'acme' AND item_id = 'recital' AND bucket_no = 0 RETURNING 1)
+                     UPDATE items SET total = total - 1 WHERE tenant_id = 'acme' AND item_id = 'recital'""")) {
+            assertThat(ps.executeUpdate()).isEqualTo(1);
+            c.commit();
+        }
+        // The lane's cached view still has it for sale: its claim matches no row, it loads the event
+        // again and decides again, and the answer is the truth.
+        ReserveResponse r = shard.blocking().reserve(seats("recital", "r2", SeatMode.SPECIFIC, 0, "S0R0-3"));
+        assertThat(r.getOutcome()).isEqualTo(ReserveOutcome.SEATS_TAKEN);
+        assertThat(r.getTakenSeatIdsList()).containsExactly("S0R0-3");
+        ReserveResponse run = shard.blocking().reserve(seats("recital", "r3", SeatMode.ADJACENT, 3));
+        assertThat(run.getHold().getSeatIdsList()).containsExactly("S0R0-4", "S0R0-5", "S0R0-6");
+        assertThat(stock("recital").getTotal()).isEqualTo(5);
+        assertThat(shard.checkInvariants().getDriftsList()).isEmpty();
+    }
+
+    @Test
     void badInput_isRefusedNamingTheField_andChangesNothing() {
         createSeated("hall", venue(1, 2, 6, 3));
         Stock before = stock("hall");
