@@ -107,46 +107,31 @@ public final class SeatStore {
 
     /** The item's HELD and SOLD holds. */
     public List<LiveRow> liveHolds(Connection c, String tenant, String item) throws SQLException {
-        List<LiveRow> out = new ArrayList<>();
-        try (PreparedStatement ps = c.prepareStatement("SELECT " + LIVE_COLUMNS
-                + " FROM holds WHERE tenant_id = ? AND item_id = ? AND state IN ('HELD', 'SOLD') AND seat_nos IS NOT NULL")) {
-            ps.setString(1, tenant);
-            ps.setString(2, item);
-            ps.setFetchSize(10_000);
-            try (ResultSet rs = ps.executeQuery()) {
-                while (rs.next()) {
-                    out.add(live(rs));
-                }
-            }
-        }
-        return out;
+        return holds(c, tenant, item, "state IN ('HELD', 'SOLD') AND seat_nos IS NOT NULL", null);
     }
 
     /** Holds of the item by idempotency key, in any state (a retry of a key the lane does not know). */
     public List<LiveRow> byKeys(Connection c, String tenant, String item, String[] keys) throws SQLException {
-        List<LiveRow> out = new ArrayList<>();
-        try (PreparedStatement ps = c.prepareStatement("SELECT " + LIVE_COLUMNS
-                + " FROM holds WHERE tenant_id = ? AND item_id = ? AND idempotency_key = ANY(?::text[])")) {
-            ps.setString(1, tenant);
-            ps.setString(2, item);
-            ps.setArray(3, c.createArrayOf("text", keys));
-            try (ResultSet rs = ps.executeQuery()) {
-                while (rs.next()) {
-                    out.add(live(rs));
-                }
-            }
-        }
-        return out;
+        return holds(c, tenant, item, "idempotency_key = ANY(?::text[])", c.createArrayOf("text", keys));
     }
 
     /** Holds of the item by id, in any state (a call on a hold that ended before the lane loaded the item). */
     public List<LiveRow> byIds(Connection c, String tenant, String item, UUID[] ids) throws SQLException {
+        return holds(c, tenant, item, "hold_id = ANY(?::uuid[])", c.createArrayOf("uuid", ids));
+    }
+
+    /** The item's holds that match {@code where} (with one array parameter, or none when {@code param} is null). */
+    private static List<LiveRow> holds(Connection c, String tenant, String item, String where, Array param)
+            throws SQLException {
         List<LiveRow> out = new ArrayList<>();
         try (PreparedStatement ps = c.prepareStatement("SELECT " + LIVE_COLUMNS
-                + " FROM holds WHERE tenant_id = ? AND item_id = ? AND hold_id = ANY(?::uuid[])")) {
+                + " FROM holds WHERE tenant_id = ? AND item_id = ? AND " + where)) {
             ps.setString(1, tenant);
             ps.setString(2, item);
-            ps.setArray(3, c.createArrayOf("uuid", ids));
+            if (param != null) {
+                ps.setArray(3, param);
+            }
+            ps.setFetchSize(10_000);
             try (ResultSet rs = ps.executeQuery()) {
                 while (rs.next()) {
                     out.add(live(rs));
