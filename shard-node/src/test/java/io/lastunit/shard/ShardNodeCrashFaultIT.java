@@ -52,34 +52,12 @@ class ShardNodeCrashFaultIT {
             node.blocking().createItem(CreateItemRequest.newBuilder()
                     .setTenantId("acme").setItemId("drop").setTotal(3_000).setHomeRegion("local").build());
 
-            var stub = node.async();
-            CountDownLatch enoughAcked = new CountDownLatch(500);
-            CountDownLatch allAnswered = new CountDownLatch(calls);
+            List<ReserveRequest> requests = new ArrayList<>(calls);
             for (int i = 0; i < calls; i++) {
-                ReserveRequest req = ReserveRequest.newBuilder().setTenantId("acme").setItemId("drop").setQuantity(1)
-                        .setIdempotencyKey("crash-" + i).setBuyerId("b-" + i).setRegion("local").build();
-                Futures.addCallback(stub.reserve(req), new FutureCallback<>() {
-                    @Override
-                    public void onSuccess(ReserveResponse r) {
-                        if (r.getOutcome() == ReserveOutcome.RESERVED) {
-                            acked.put(req.getIdempotencyKey(), r.getHold());
-                            enoughAcked.countDown();
-                        }
-                        allAnswered.countDown();
-                    }
-
-                    @Override
-                    public void onFailure(Throwable t) {
-                        unknown.put(req.getIdempotencyKey(), req);
-                        allAnswered.countDown();
-                    }
-                }, MoreExecutors.directExecutor());
+                requests.add(ReserveRequest.newBuilder().setTenantId("acme").setItemId("drop").setQuantity(1)
+                        .setIdempotencyKey("crash-" + i).setBuyerId("b-" + i).setRegion("local").build());
             }
-            assertThat(enoughAcked.await(TestTimeouts.scaled(Duration.ofSeconds(60)).toMillis(), TimeUnit.MILLISECONDS))
-                    .as("500 holds acknowledged before the kill").isTrue();
-            node.kill(); // SIGKILL: no shutdown hook, no draining
-            assertThat(allAnswered.await(TestTimeouts.scaled(Duration.ofSeconds(60)).toMillis(), TimeUnit.MILLISECONDS))
-                    .as("every call answered or failed after the kill").isTrue();
+            sellThenKill(node, requests, acked, unknown);
         } finally {
             node.close();
         }
@@ -131,36 +109,14 @@ class ShardNodeCrashFaultIT {
             node.blocking().createItem(CreateItemRequest.newBuilder().setTenantId("acme").setItemId("stadium")
                     .setHomeRegion("local").setKind(io.lastunit.api.inventory.v1.ItemKind.SEATED)
                     .setSeatMap(SeatsIT.venue(5, 40, 25, 12)).build());
-            var stub = node.async();
-            CountDownLatch enoughAcked = new CountDownLatch(500);
-            CountDownLatch allAnswered = new CountDownLatch(calls);
             java.util.Random rnd = new java.util.Random(9);
+            List<ReserveRequest> requests = new ArrayList<>(calls);
             for (int i = 0; i < calls; i++) {
                 io.lastunit.api.inventory.v1.SeatMode mode = i % 3 == 0 ? io.lastunit.api.inventory.v1.SeatMode.ANY
                         : io.lastunit.api.inventory.v1.SeatMode.ADJACENT;
-                ReserveRequest req = SeatsIT.seats("stadium", "seat-crash-" + i, mode, 1 + rnd.nextInt(4));
-                Futures.addCallback(stub.reserve(req), new FutureCallback<>() {
-                    @Override
-                    public void onSuccess(ReserveResponse r) {
-                        if (r.getOutcome() == ReserveOutcome.RESERVED) {
-                            acked.put(req.getIdempotencyKey(), r.getHold());
-                            enoughAcked.countDown();
-                        }
-                        allAnswered.countDown();
-                    }
-
-                    @Override
-                    public void onFailure(Throwable t) {
-                        unknown.put(req.getIdempotencyKey(), req);
-                        allAnswered.countDown();
-                    }
-                }, MoreExecutors.directExecutor());
+                requests.add(SeatsIT.seats("stadium", "seat-crash-" + i, mode, 1 + rnd.nextInt(4)));
             }
-            assertThat(enoughAcked.await(TestTimeouts.scaled(Duration.ofSeconds(60)).toMillis(), TimeUnit.MILLISECONDS))
-                    .as("500 seat holds acknowledged before the kill").isTrue();
-            node.kill();
-            assertThat(allAnswered.await(TestTimeouts.scaled(Duration.ofSeconds(60)).toMillis(), TimeUnit.MILLISECONDS))
-                    .as("every call answered or failed after the kill").isTrue();
+            sellThenKill(node, requests, acked, unknown);
         } finally {
             node.close();
         }
@@ -200,5 +156,40 @@ class ShardNodeCrashFaultIT {
             assertThat(map.getHeld()).isEqualTo(heldSeats);
             assertThat(after.checkInvariants().getDriftsList()).isEmpty();
         }
+    }
+
+    /**
+     * Sends every request at once (asynchronous stub), kills the node with SIGKILL once 500 holds
+     * are acknowledged, and waits until every call is answered or failed: the acknowledged holds by
+     * key in {@code acked}, the calls with no answer (outcome unknown) in {@code unknown}.
+     */
+    private static void sellThenKill(ShardNodeProcess node, List<ReserveRequest> requests, Map<String, Hold> acked,
+                                     Map<String, ReserveRequest> unknown) throws Exception {
+        var stub = node.async();
+        CountDownLatch enoughAcked = new CountDownLatch(500);
+        CountDownLatch allAnswered = new CountDownLatch(requests.size());
+        for (ReserveRequest req : requests) {
+            Futures.addCallback(stub.reserve(req), new FutureCallback<>() {
+                @Override
+                public void onSuccess(ReserveResponse r) {
+                    if (r.getOutcome() == ReserveOutcome.RESERVED) {
+                        acked.put(req.getIdempotencyKey(), r.getHold());
+                        enoughAcked.countDown();
+                    }
+                    allAnswered.countDown();
+                }
+
+                @Override
+                public void onFailure(Throwable t) {
+                    unknown.put(req.getIdempotencyKey(), req);
+                    allAnswered.countDown();
+                }
+            }, MoreExecutors.directExecutor());
+        }
+        assertThat(enoughAcked.await(TestTimeouts.scaled(Duration.ofSeconds(60)).toMillis(), TimeUnit.MILLISECONDS))
+                .as("500 holds acknowledged before the kill").isTrue();
+        node.kill(); // SIGKILL: no shutdown hook, no draining
+        assertThat(allAnswered.await(TestTimeouts.scaled(Duration.ofSeconds(60)).toMillis(), TimeUnit.MILLISECONDS))
+                .as("every call answered or failed after the kill").isTrue();
     }
 }

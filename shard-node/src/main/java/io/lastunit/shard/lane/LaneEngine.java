@@ -240,7 +240,7 @@ public final class LaneEngine implements AutoCloseable {
             return CompletableFuture.failedFuture(fence.refusal(ItemState.IMPORTING, r.getTenantId(), r.getItemId()));
         }
         CompletableFuture<io.lastunit.api.inventory.v1.SetSeatsOnSaleResponse> f = new CompletableFuture<>();
-        return submit(new Op.SetSeats(new BucketKey(r.getTenantId(), r.getItemId(), 0), r, new int[1], f), f);
+        return submit(new Op.SetSeats(new BucketKey(r.getTenantId(), r.getItemId(), 0), r, f), f);
     }
 
     /** Asks the owning lane to expire the bucket's due holds; completes with how many it expired. */

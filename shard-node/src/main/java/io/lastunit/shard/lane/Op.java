@@ -81,11 +81,8 @@ sealed interface Op {
         }
     }
 
-    /**
-     * Take seats of a SEATED item off sale or put them back (run by bucket 0's lane). {@code changed}
-     * is the lane's: how many seats the call changed.
-     */
-    record SetSeats(BucketKey bucket, io.lastunit.api.inventory.v1.SetSeatsOnSaleRequest request, int[] changed,
+    /** Take seats of a SEATED item off sale or put them back (run by bucket 0's lane). */
+    record SetSeats(BucketKey bucket, io.lastunit.api.inventory.v1.SetSeatsOnSaleRequest request,
                     CompletableFuture<io.lastunit.api.inventory.v1.SetSeatsOnSaleResponse> future) implements Op {
     }
 

@@ -97,8 +97,6 @@ final class SeatLane {
             return size() > KINDS_MAX;
         }
     };
-    long batches;
-    long redos;
 
     private record ItemRef(String tenant, String item) {
     }
@@ -320,7 +318,6 @@ final class SeatLane {
 
     /** Decides and writes the seated operations of one lane batch, item by item. Completes every one. */
     void apply(List<Op> ops) {
-        batches++;
         Map<ItemRef, List<Op>> byItem = new LinkedHashMap<>();
         for (Op op : ops) {
             byItem.computeIfAbsent(new ItemRef(op.bucket().tenantId(), op.bucket().itemId()), k -> new ArrayList<>())
@@ -372,7 +369,6 @@ final class SeatLane {
                     }
                     Transactions.rollbackQuietly(c);
                     uncache(ref);
-                    redos++;
                 } catch (SQLException | RuntimeException e) {
                     Transactions.rollbackQuietly(c);
                     throw e;
@@ -385,6 +381,10 @@ final class SeatLane {
                 return;
             }
         }
+    }
+
+    /** A SetSeatsOnSale decided in this attempt, with the seats (layout indexes) it changes. */
+    private record Sale(Op.SetSeats op, int[] seats) {
     }
 
     /** One new hold decided in this attempt. */
@@ -463,17 +463,15 @@ final class SeatLane {
         List<Supplier<Runnable>> answers = new ArrayList<>(ops.size());
         List<Op> deferred = new ArrayList<>();
         List<LiveHold> confirms = new ArrayList<>();
-        List<String> confirmRefs = new ArrayList<>();
         List<Op.HoldAction> confirmOps = new ArrayList<>();
         List<LiveHold> releases = new ArrayList<>();
         List<Op.HoldAction> releaseOps = new ArrayList<>();
         List<LiveHold> extendsList = new ArrayList<>();
         List<Op.HoldAction> extendOps = new ArrayList<>();
         List<Placing> placing = new ArrayList<>();
-        Map<String, LiveHold> batchKeys = new HashMap<>();
         List<int[]> kills = new ArrayList<>();
         List<int[]> unkills = new ArrayList<>();
-        List<Op.SetSeats> saleOps = new ArrayList<>();
+        List<Sale> saleOps = new ArrayList<>();
         List<Op.Sweep> sweeps = new ArrayList<>();
         java.util.Set<UUID> touched = new java.util.HashSet<>();
         List<Pending> pending = new ArrayList<>();
@@ -502,7 +500,7 @@ final class SeatLane {
                     return false; // a live hold the lane did not know: its view is stale, load the item again
                 }
                 decideHoldCall(item, a, h, dueIds.contains(h.id), now, answers, free,
-                        confirms, confirmRefs, confirmOps, releases, releaseOps, extendsList, extendOps);
+                        confirms, confirmOps, releases, releaseOps, extendsList, extendOps);
             } else if (op instanceof Op.SetSeats x) {
                 decideSale(item, x, free, kills, unkills, saleOps, answers);
             } else if (op instanceof Op.Reserve r) {
@@ -517,7 +515,7 @@ final class SeatLane {
             }
         }
         // The Reserves last, against what the hold calls and sale changes of the batch left free.
-        decideReserves(item, pending, free, now, usage, batchKeys, placing, answers);
+        decideReserves(item, pending, free, now, usage, placing, answers);
 
         // ---- write, hot row last ----
         long[] next = s.counters.clone(); // allotment, available, held, sold
@@ -530,7 +528,7 @@ final class SeatLane {
         }
         java.util.Set<UUID> confirmed = new java.util.HashSet<>(confirms.isEmpty() ? List.of()
                 : store.confirm(c, ref.tenant(), ref.item(), confirms.stream().map(h -> h.id).toArray(UUID[]::new),
-                        confirmRefs.toArray(String[]::new)));
+                        confirmOps.stream().map(Op.HoldAction::orderRef).toArray(String[]::new)));
         java.util.Set<UUID> released = new java.util.HashSet<>(releases.isEmpty() ? List.of()
                 : store.release(c, ref.tenant(), ref.item(), releases.stream().map(h -> h.id).toArray(UUID[]::new)));
         Map<UUID, Long> extended = extendsList.isEmpty() ? Map.of()
@@ -688,7 +686,7 @@ final class SeatLane {
             LiveHold h = confirms.get(i);
             if (confirmed.contains(h.id)) {
                 h.state = HoldState.SOLD;
-                h.orderRef = confirmRefs.get(i);
+                h.orderRef = confirmOps.get(i).orderRef();
             }
         }
         for (LiveHold h : extendsList) {
@@ -740,9 +738,10 @@ final class SeatLane {
             completions.add(extended.containsKey(h.id) ? ok(a.future(), () -> item.proto(h, answeredAt)).get()
                     : fail(a.future(), notHeld(a, HoldState.EXPIRED)).get());
         }
-        for (Op.SetSeats x : saleOps) {
+        for (Sale sale : saleOps) {
+            Op.SetSeats x = sale.op();
             SetSeatsOnSaleResponse resp = SetSeatsOnSaleResponse.newBuilder().setStock(s.stock())
-                    .setChanged(x.changed()[0]).build();
+                    .setChanged(sale.seats().length).build();
             completions.add(() -> x.future().complete(resp));
         }
         for (Placing p : placing) {
@@ -796,7 +795,7 @@ final class SeatLane {
     }
 
     private void decideHoldCall(SeatItem s, Op.HoldAction a, LiveHold h, boolean dueNow, long now, List<Supplier<Runnable>> answers,
-                                BitSet free, List<LiveHold> confirms, List<String> confirmRefs,
+                                BitSet free, List<LiveHold> confirms,
                                 List<Op.HoldAction> confirmOps, List<LiveHold> releases, List<Op.HoldAction> releaseOps,
                                 List<LiveHold> extendsList, List<Op.HoldAction> extendOps) {
         if (a.kind() == Op.HoldAction.Kind.CONFIRM && h.state == HoldState.SOLD) {
@@ -817,7 +816,6 @@ final class SeatLane {
         switch (a.kind()) {
             case CONFIRM -> {
                 confirms.add(h);
-                confirmRefs.add(a.orderRef());
                 confirmOps.add(a);
             }
             case RELEASE -> {
@@ -842,7 +840,7 @@ final class SeatLane {
     }
 
     private void decideSale(SeatItem s, Op.SetSeats x, BitSet free, List<int[]> kills, List<int[]> unkills,
-                            List<Op.SetSeats> saleOps, List<Supplier<Runnable>> answers) {
+                            List<Sale> saleOps, List<Supplier<Runnable>> answers) {
         List<String> unknown = new ArrayList<>();
         List<String> taken = new ArrayList<>();
         List<Integer> change = new ArrayList<>();
@@ -876,13 +874,12 @@ final class SeatLane {
         for (int i : seats) {
             free.set(i, x.request().getOnSale());
         }
-        x.changed()[0] = seats.length;
         if (seats.length == 0) {
-            answers.add(ok(x.future(), () -> SetSeatsOnSaleResponse.newBuilder().setChanged(0).build()));
+            answers.add(ok(x.future(), () -> SetSeatsOnSaleResponse.newBuilder().setStock(s.stock()).setChanged(0).build()));
             return;
         }
         (x.request().getOnSale() ? unkills : kills).add(seats);
-        saleOps.add(x);
+        saleOps.add(new Sale(x, seats));
     }
 
     private static String first(List<String> ids) {
@@ -951,7 +948,7 @@ final class SeatLane {
      * and the next.
      */
     private void decideReserves(SeatItem s, List<Pending> pending, BitSet free, long now, Map<String, Long> usage,
-                                Map<String, LiveHold> batchKeys, List<Placing> placing,
+                                List<Placing> placing,
                                 List<Supplier<Runnable>> answers) {
         if (pending.isEmpty()) {
             return;
@@ -963,7 +960,7 @@ final class SeatLane {
             }
             List<SeatDecision> decisions = s.decider.decideAll(free, requests);
             for (int i = 0; i < pending.size(); i++) {
-                decided(s, pending.get(i), decisions.get(i), now, batchKeys, placing, answers);
+                decided(s, pending.get(i), decisions.get(i), now, placing, answers);
             }
             return;
         }
@@ -978,11 +975,11 @@ final class SeatLane {
             if (d instanceof SeatDecision.Granted) {
                 usage.merge(buyer, (long) p.qty(), Long::sum);
             }
-            decided(s, p, d, now, batchKeys, placing, answers);
+            decided(s, p, d, now, placing, answers);
         }
     }
 
-    private void decided(SeatItem s, Pending p, SeatDecision d, long now, Map<String, LiveHold> batchKeys,
+    private void decided(SeatItem s, Pending p, SeatDecision d, long now,
                          List<Placing> placing, List<Supplier<Runnable>> answers) {
         Op.Reserve r = p.op();
         ReserveRequest q = r.request();
@@ -991,7 +988,6 @@ final class SeatLane {
             LiveHold h = new LiveHold(HoldId.create(q.getTenantId(), q.getItemId(), s.homeRegion, 0,
                     now / 1_000).uuid(), s.homeRegion, q.getBuyerId(), q.getIdempotencyKey(), r.fingerprint(),
                     g.seats(), now, HoldState.HELD, now + ttl * 1_000, false, null);
-            batchKeys.put(h.key, h);
             placing.add(new Placing(r, h, ttl));
         } else if (d instanceof SeatDecision.Taken t) {
             List<String> ids = new ArrayList<>(t.seats().length);
