@@ -129,8 +129,9 @@ public record ShardConfig(
     }
 
     /**
-     * @param poolSize connections; 0 = 2 × lanes + read threads + 3 (each lane's batch and its
-     *                 borrows, the readers, the sweeper, the move thread, a spare). Fewer than lanes + read threads
+     * @param poolSize connections; 0 = 3 × lanes + read threads + 3 (each lane's batch, its
+     *                 borrows and a seat write in flight beside them, the readers, the sweeper, the move
+     *                 thread, a spare). Fewer than lanes + read threads
      *                 + 2 would make lanes wait on the pool for their batches, so it is refused;
      *                 between the two, a borrow may wait for a connection another borrow returns.
      */
@@ -287,7 +288,7 @@ public record ShardConfig(
 
     /** The pool size in force. */
     public int poolSize() {
-        return jdbc.poolSize() != 0 ? jdbc.poolSize() : minPool(lanes, readThreads) + lanes.laneCount() + 1;
+        return jdbc.poolSize() != 0 ? jdbc.poolSize() : minPool(lanes, readThreads) + 2 * lanes.laneCount() + 1;
     }
 
     public ShardConfig withJdbc(Jdbc other) {
