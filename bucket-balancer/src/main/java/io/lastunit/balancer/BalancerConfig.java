@@ -42,6 +42,8 @@ import java.util.List;
  * @param shutdownGrace         how long a stopping balancer says NOT_SERVING (process and
  *                              BalancerService) while it still takes calls, before it gives up the
  *                              lead and stops: 0 to 5 minutes
+ * @param healthPort            a plaintext port serving only gRPC health, for probes that cannot speak TLS;
+ *                              {@code -1}: none, 0: any free one
  */
 public record BalancerConfig(
         String host,
@@ -71,7 +73,8 @@ public record BalancerConfig(
         File tlsCertificate,
         File tlsKey,
         io.lastunit.common.metrics.MetricsConfig metrics,
-        Duration shutdownGrace) {
+        Duration shutdownGrace,
+        int healthPort) {
 
     public BalancerConfig {
         List<String> problems = new ArrayList<>();
@@ -99,6 +102,9 @@ public record BalancerConfig(
         within(problems, "recoveryInterval", recoveryInterval, Duration.ofMillis(10), Duration.ofHours(24));
         within(problems, "metricsLogInterval", metricsLogInterval, Duration.ofSeconds(1), Duration.ofHours(24));
         within(problems, "shutdownGrace", shutdownGrace, Duration.ZERO, Duration.ofMinutes(5));
+        if (!io.lastunit.common.lifecycle.NodeServer.isHealthPort(healthPort)) {
+            problems.add("healthPort=" + healthPort + " is not -1 (none), 0 (any free one) or a port up to 65535");
+        }
         try {
             new BalancePolicy(hysteresis, minTransfer, collapseFraction, collapseMin, demandFloor);
         } catch (IllegalArgumentException e) {
@@ -142,7 +148,7 @@ public record BalancerConfig(
                 Duration.ofSeconds(10), Duration.ofSeconds(1), 0.25, 16, 0.02, 64, 0.1, Duration.ofSeconds(10),
                 Duration.ofSeconds(5), 2, 3, Duration.ofSeconds(5), Duration.ofSeconds(10), 256, 4, 1_024,
                 Duration.ofSeconds(60), null, null, null, io.lastunit.common.metrics.MetricsConfig.on("127.0.0.1"),
-                Duration.ZERO);
+                Duration.ZERO, io.lastunit.common.lifecycle.NodeServer.HEALTH_PORT_OFF);
     }
 
     public BalancePolicy policy() {
@@ -192,6 +198,7 @@ public record BalancerConfig(
         public File tlsKey;
         public io.lastunit.common.metrics.MetricsConfig metrics;
         public Duration shutdownGrace;
+        public int healthPort;
 
         Builder(BalancerConfig c) {
             host = c.host;
@@ -222,6 +229,7 @@ public record BalancerConfig(
             tlsKey = c.tlsKey;
             metrics = c.metrics;
             shutdownGrace = c.shutdownGrace;
+            healthPort = c.healthPort;
         }
 
         BalancerConfig build() {
@@ -229,7 +237,7 @@ public record BalancerConfig(
                     topologyStaleMax, interval, hysteresis, minTransfer, collapseFraction, collapseMin, demandFloor,
                     demandWindow, invariantInterval, invariantConsecutive, stepAttemptsMax, stepTimeout,
                     recoveryInterval, movesPerTickMax, pullThreads, pullQueueMax, metricsLogInterval,
-                    shardTrustCertificate, tlsCertificate, tlsKey, metrics, shutdownGrace);
+                    shardTrustCertificate, tlsCertificate, tlsKey, metrics, shutdownGrace, healthPort);
         }
     }
 }

@@ -53,18 +53,21 @@ public record ShardConfig(
      *                                lane legitimately waits that long in one commit)
      * @param shutdownGrace           how long a stopping node says NOT_SERVING before it stops taking
      *                                calls, for load balancers to notice
+     * @param healthPort              a plaintext port serving only gRPC health, for probes that cannot
+     *                                speak TLS; {@code -1}: none, 0: any free one
      */
     public record Observability(io.lastunit.common.metrics.MetricsConfig metrics, Duration invariantCheckInterval,
                                 Duration databaseSampleInterval, Duration databaseDownMax, Duration laneStuckMax,
-                                Duration shutdownGrace) {
+                                Duration shutdownGrace, int healthPort) {
         public static final Duration INVARIANT_CHECK_DEFAULT = Duration.ofSeconds(60);
         public static final Duration DATABASE_SAMPLE_DEFAULT = Duration.ofSeconds(10);
         public static final Duration DATABASE_DOWN_MAX_DEFAULT = Duration.ofSeconds(5);
         public static final Duration LANE_STUCK_MAX_DEFAULT = Duration.ofSeconds(30);
-        /** Metrics on, on any free port of 127.0.0.1; the default schedules and bounds; no shutdown grace. */
+        /** Metrics on, on any free port of 127.0.0.1; the default schedules and bounds; no shutdown grace; no health port. */
         public static final Observability DEFAULTS = new Observability(
                 io.lastunit.common.metrics.MetricsConfig.on("127.0.0.1"), INVARIANT_CHECK_DEFAULT,
-                DATABASE_SAMPLE_DEFAULT, DATABASE_DOWN_MAX_DEFAULT, LANE_STUCK_MAX_DEFAULT, Duration.ZERO);
+                DATABASE_SAMPLE_DEFAULT, DATABASE_DOWN_MAX_DEFAULT, LANE_STUCK_MAX_DEFAULT, Duration.ZERO,
+                io.lastunit.common.lifecycle.NodeServer.HEALTH_PORT_OFF);
 
         public Observability {
             java.util.Objects.requireNonNull(metrics, "metrics");
@@ -80,6 +83,10 @@ public record ShardConfig(
             if (databaseSampleInterval == null || databaseSampleInterval.isNegative()) {
                 throw new IllegalArgumentException("database sample interval must be 0 (off) or positive, got "
                         + databaseSampleInterval);
+            }
+            if (!io.lastunit.common.lifecycle.NodeServer.isHealthPort(healthPort)) {
+                throw new IllegalArgumentException("health port must be -1 (none), 0 (any free one) or up to 65535, got "
+                        + healthPort);
             }
         }
     }

@@ -400,7 +400,8 @@ public final class LocalPlatform implements AutoCloseable {
         java.io.File trustFile = trust == null || trust.toString().isBlank() ? null : new java.io.File(trust.toString());
         AdminServer.Config config = new AdminServer.Config(zookeeper, TopologyStore.ROOT_DEFAULT, "127.0.0.1", adminPort,
                 tokenGrants, trustFile, 4, adminResumeInterval, moverSettings, movePolicy,
-                "local-platform-" + ProcessHandle.current().pid(), metrics());
+                "local-platform-" + ProcessHandle.current().pid(), metrics(),
+                io.lastunit.common.lifecycle.NodeServer.HEALTH_PORT_OFF);
         adminServer = new AdminServer(config, moveFaults, moverClock).start();
     }
 
