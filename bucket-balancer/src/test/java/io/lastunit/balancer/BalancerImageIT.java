@@ -1,0 +1,72 @@
+package io.lastunit.balancer;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.lastunit.common.metrics.Scrape;
+import io.lastunit.testkit.image.ImageFixture;
+import io.lastunit.testkit.image.LastunitImage;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.regex.Pattern;
+import org.apache.curator.test.InstanceSpec;
+import org.apache.curator.test.TestingServer;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+/**
+ * The bucket-balancer's image as -Pimage-tar builds it (docs/images.md): what it holds, and that
+ * it runs a balancer — as its non-root user, configured by its environment — that joins the
+ * election in a real ZooKeeper, serves metrics, and stops cleanly on SIGTERM.
+ */
+class BalancerImageIT {
+    static final LastunitImage EXPECTED = new LastunitImage("lastunit-bucket-balancer",
+            "io.lastunit.balancer.BalancerMain", List.of(), Set.of(7500, LastunitImage.METRICS_PORT),
+            Map.of("LASTUNIT_BALANCER_HOST", "0.0.0.0", "LASTUNIT_BALANCER_METRICS_PORT", "9464"),
+            "Usage: lastunit balancer");
+
+    @RegisterExtension
+    static final ImageFixture IMAGE = new ImageFixture(EXPECTED);
+
+    private static TestingServer zookeeper;
+
+    @BeforeAll
+    static void startZooKeeper() throws Exception {
+        zookeeper = new TestingServer(new InstanceSpec(null, -1, -1, -1, true, -1, 500, -1,
+                Map.of("clientPortAddress", "127.0.0.1"), "127.0.0.1"), true);
+    }
+
+    @AfterAll
+    static void stopZooKeeper() throws Exception {
+        zookeeper.close();
+    }
+
+    @Test
+    void image_holdsWhatDocsImagesPromise() throws Exception {
+        assertThat(IMAGE.problems()).as(IMAGE.image().toString()).isEmpty();
+    }
+
+    @Test
+    void image_printsItsUsage() throws Exception {
+        ImageFixture.Help help = IMAGE.help();
+        assertThat(help.exitCode()).as(help.output()).isZero();
+        assertThat(help.firstLine()).startsWith(EXPECTED.usage());
+    }
+
+    @Test
+    void image_runsBalancer_asNonRoot_onZooKeeper_servesMetrics_stopsOnSigterm() throws Exception {
+        Map<String, String> env = Map.of("LASTUNIT_BALANCER_HOST", "127.0.0.1", "LASTUNIT_BALANCER_PORT", "0",
+                "LASTUNIT_BALANCER_METRICS_PORT", "0", "LASTUNIT_BALANCER_ZOOKEEPER", zookeeper.getConnectString());
+        try (ImageFixture.Started balancer = IMAGE.start(List.of(), env, Pattern.compile(
+                "balancer (127\\.0\\.0\\.1:\\d+) started .*; metrics (http://127\\.0\\.0\\.1:\\d+/metrics)"))) {
+            assertThat(balancer.run().ids()).hasValue("Uid: 65532 65532 65532 65532, Gid: 65532 65532 65532 65532");
+            assertThat(Scrape.of(balancer.startLine().group(2)).samples())
+                    .anyMatch(s -> s.name().startsWith("lastunit_") && "balancer".equals(s.labels().get("component")));
+
+            assertThat(balancer.stop()).as(balancer.run().outputOrEmpty()).hasValue(143);
+            assertThat(balancer.run().output()).contains("balancer " + balancer.startLine().group(1) + " stopped");
+        }
+    }
+}
