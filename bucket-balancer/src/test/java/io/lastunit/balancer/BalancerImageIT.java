@@ -56,6 +56,16 @@ class BalancerImageIT {
     }
 
     @Test
+    void image_sizesTheHeapFromTheContainersMemoryLimit() throws Exception {
+        ImageFixture.Jvm jvm = IMAGE.jvmUnderMemoryLimit(512L << 20);
+        assertThat(jvm.maxHeapBytes()).isEqualTo(384L << 20);        // MaxRAMPercentage=75
+        assertThat(jvm.initialHeapBytes()).isEqualTo(256L << 20);    // InitialRAMPercentage=50
+        assertThat(jvm.g1()).as("G1, though 512 MB would get the serial collector by default").isTrue();
+        assertThat(jvm.containerSupport()).isTrue();
+        assertThat(jvm.exitOnOutOfMemory()).isTrue();
+    }
+
+    @Test
     void image_runsBalancer_asNonRoot_onZooKeeper_servesMetrics_stopsOnSigterm() throws Exception {
         Map<String, String> env = Map.of("LASTUNIT_BALANCER_HOST", "127.0.0.1", "LASTUNIT_BALANCER_PORT", "0",
                 "LASTUNIT_BALANCER_METRICS_PORT", "0", "LASTUNIT_BALANCER_ZOOKEEPER", zookeeper.getConnectString());

@@ -63,6 +63,16 @@ class AdminImageIT {
     }
 
     @Test
+    void image_sizesTheHeapFromTheContainersMemoryLimit() throws Exception {
+        ImageFixture.Jvm jvm = IMAGE.jvmUnderMemoryLimit(512L << 20);
+        assertThat(jvm.maxHeapBytes()).isEqualTo(384L << 20);        // MaxRAMPercentage=75
+        assertThat(jvm.initialHeapBytes()).isEqualTo(256L << 20);    // InitialRAMPercentage=50
+        assertThat(jvm.g1()).as("G1, though 512 MB would get the serial collector by default").isTrue();
+        assertThat(jvm.containerSupport()).isTrue();
+        assertThat(jvm.exitOnOutOfMemory()).isTrue();
+    }
+
+    @Test
     void image_runsAdminServer_asNonRoot_onZooKeeper_servesHealthAndMetrics_stopsOnSigterm() throws Exception {
         // The image's own arguments bind 0.0.0.0 and 9464; a test binds loopback and free ports.
         List<String> args = List.of("admin", "serve", "--host", "127.0.0.1", "--port", "0", "--metrics-port", "0");

@@ -62,6 +62,16 @@ class RouterImageIT {
     }
 
     @Test
+    void image_sizesTheHeapFromTheContainersMemoryLimit() throws Exception {
+        ImageFixture.Jvm jvm = IMAGE.jvmUnderMemoryLimit(512L << 20);
+        assertThat(jvm.maxHeapBytes()).isEqualTo(384L << 20);        // MaxRAMPercentage=75
+        assertThat(jvm.initialHeapBytes()).isEqualTo(256L << 20);    // InitialRAMPercentage=50
+        assertThat(jvm.g1()).as("G1, though 512 MB would get the serial collector by default").isTrue();
+        assertThat(jvm.containerSupport()).isTrue();
+        assertThat(jvm.exitOnOutOfMemory()).isTrue();
+    }
+
+    @Test
     void image_runsRouter_asNonRoot_onZooKeeper_servesHealthAndMetrics_stopsOnSigterm() throws Exception {
         Map<String, String> env = Map.of("LASTUNIT_ROUTER_ID", "image-check", "LASTUNIT_ROUTER_HOST", "127.0.0.1",
                 "LASTUNIT_ROUTER_PORT", "0", "LASTUNIT_ROUTER_METRICS_PORT", "0",

@@ -49,6 +49,16 @@ class ShardNodeImageIT {
     }
 
     @Test
+    void image_sizesTheHeapFromTheContainersMemoryLimit() throws Exception {
+        ImageFixture.Jvm jvm = IMAGE.jvmUnderMemoryLimit(512L << 20);
+        assertThat(jvm.maxHeapBytes()).isEqualTo(384L << 20);        // MaxRAMPercentage=75
+        assertThat(jvm.initialHeapBytes()).isEqualTo(256L << 20);    // InitialRAMPercentage=50
+        assertThat(jvm.g1()).as("G1, though 512 MB would get the serial collector by default").isTrue();
+        assertThat(jvm.containerSupport()).isTrue();
+        assertThat(jvm.exitOnOutOfMemory()).isTrue();
+    }
+
+    @Test
     void image_runsShardNode_asNonRoot_onPostgres_servesHealthAndMetrics_stopsOnSigterm() throws Exception {
         // Ports 0 on 127.0.0.1: tests bind loopback only, and other runs may hold 7443 or 9464.
         Map<String, String> env = Map.of("LASTUNIT_SHARD_ID", "image-check", "LASTUNIT_SHARD_HOST", "127.0.0.1",

@@ -55,7 +55,7 @@ public final class ImageContainer implements AutoCloseable {
         } catch (IOException | UnsupportedOperationException e) {
             return Optional.of("cannot tell this process's uid from /proc/self: " + e);
         }
-        for (String tool : List.of("unshare", "tar")) {
+        for (String tool : List.of("unshare", "tar", "sh")) {
             if (tool(tool) == null) {
                 return Optional.of("no " + tool + " in /usr/bin or /bin");
             }
@@ -116,7 +116,25 @@ public final class ImageContainer implements AutoCloseable {
 
     /** Starts the entrypoint with {@code args} and the image's environment plus {@code env}; output to {@code log}. */
     public Running start(List<String> args, Map<String, String> env, Path log) throws IOException {
-        ProcessBuilder pb = new ProcessBuilder(command(args)).redirectErrorStream(true).redirectOutput(log.toFile());
+        return launch(command(args), env, log);
+    }
+
+    /**
+     * As {@link #start(List, Map, Path)}, in {@code cgroup}, with the host's cgroup file systems
+     * under the image's /sys/fs/cgroup as a runtime mounts them: the JVM finds its memory limit
+     * there. The mount is made in a mount namespace of the process's own, so it goes with it.
+     */
+    public Running start(List<String> args, Map<String, String> env, Path log, MemoryCgroup cgroup) throws IOException {
+        Files.createDirectories(root.resolve("sys/fs/cgroup"));
+        List<String> cmd = new ArrayList<>(List.of(tool("unshare"), "--mount", "--propagation", "private", tool("sh"),
+                "-c", "mount --rbind /sys/fs/cgroup \"$0/sys/fs/cgroup\" && echo $$ > \"$1\" && shift && exec \"$@\"",
+                root.toString(), cgroup.procs().toString()));
+        cmd.addAll(command(args));
+        return launch(cmd, env, log);
+    }
+
+    private Running launch(List<String> command, Map<String, String> env, Path log) throws IOException {
+        ProcessBuilder pb = new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(log.toFile());
         pb.environment().clear();
         Map<String, String> all = new LinkedHashMap<>(image.env());
         all.putAll(env);

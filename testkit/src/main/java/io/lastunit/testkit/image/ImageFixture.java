@@ -103,6 +103,45 @@ public final class ImageFixture implements BeforeAllCallback, AfterAllCallback {
     }
 
     /**
+     * The JVM's own heap sizing when the image runs under a memory limit of {@code limitBytes}, as
+     * in a container with that limit: the entrypoint runs {@code --help} in a {@link MemoryCgroup}
+     * with {@code JAVA_TOOL_OPTIONS=-XX:+PrintFlagsFinal} (the way an operator adds JVM flags), and
+     * the flags it prints are read back.
+     */
+    public Jvm jvmUnderMemoryLimit(long limitBytes) throws IOException, InterruptedException {
+        ImageContainer box = container();
+        String out;
+        try (MemoryCgroup cgroup = MemoryCgroup.create(limitBytes);
+             ImageContainer.Running run = box.start(List.of("--help"), Map.of("JAVA_TOOL_OPTIONS", "-XX:+PrintFlagsFinal"),
+                     log("heap"), cgroup)) {
+            Optional<Integer> code = run.awaitExit(TestTimeouts.scaled(HELP_TIMEOUT));
+            out = run.output();
+            if (code.isEmpty() || code.get() != 0) {
+                throw new AssertionError("--help under a " + limitBytes + "-byte limit: exit " + code.orElse(null)
+                        + "; output:\n" + out);
+            }
+        }
+        return new Jvm(Long.parseLong(flag(out, "size_t", "MaxHeapSize")),
+                Long.parseLong(flag(out, "size_t", "InitialHeapSize")),
+                "true".equals(flag(out, "bool", "UseG1GC")), "true".equals(flag(out, "bool", "UseContainerSupport")),
+                "true".equals(flag(out, "bool", "ExitOnOutOfMemoryError")));
+    }
+
+    /** What the JVM chose: heap bounds in bytes (as printed), the collector, container support, the OOM exit. */
+    public record Jvm(long maxHeapBytes, long initialHeapBytes, boolean g1, boolean containerSupport,
+                      boolean exitOnOutOfMemory) {
+    }
+
+    private static String flag(String flagsFinal, String type, String name) {
+        Matcher m = Pattern.compile("^\\s*" + type + "\\s+" + name + "\\s+:?=\\s+(\\S+)", Pattern.MULTILINE)
+                .matcher(flagsFinal);
+        if (!m.find()) {
+            throw new AssertionError("-XX:+PrintFlagsFinal printed no " + type + " " + name + ":\n" + flagsFinal);
+        }
+        return m.group(1);
+    }
+
+    /**
      * Starts the image's service with {@code args} (empty: the image's own arguments) and
      * {@code env} over the image's environment, and waits for the line matching {@code started}.
      * Fails with the output when it does not come.
