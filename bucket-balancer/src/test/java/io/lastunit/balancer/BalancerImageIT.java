@@ -3,6 +3,7 @@ package io.lastunit.balancer;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.lastunit.common.metrics.Scrape;
+import io.lastunit.testkit.image.ImageContract;
 import io.lastunit.testkit.image.ImageFixture;
 import io.lastunit.testkit.image.LastunitImage;
 import java.util.List;
@@ -21,7 +22,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * it runs a balancer — as its non-root user, configured by its environment — that joins the
  * election in a real ZooKeeper, serves metrics, and stops cleanly on SIGTERM.
  */
-class BalancerImageIT {
+class BalancerImageIT extends ImageContract {
     static final LastunitImage EXPECTED = new LastunitImage("lastunit-bucket-balancer",
             "io.lastunit.balancer.BalancerMain", List.of(), Set.of(7500, LastunitImage.METRICS_PORT),
             Map.of("LASTUNIT_BALANCER_HOST", "0.0.0.0", "LASTUNIT_BALANCER_METRICS_PORT", "9464"),
@@ -43,26 +44,9 @@ class BalancerImageIT {
         zookeeper.close();
     }
 
-    @Test
-    void image_holdsWhatDocsImagesPromise() throws Exception {
-        assertThat(IMAGE.problems()).as(IMAGE.image().toString()).isEmpty();
-    }
-
-    @Test
-    void image_printsItsUsage() throws Exception {
-        ImageFixture.Help help = IMAGE.help();
-        assertThat(help.exitCode()).as(help.output()).isZero();
-        assertThat(help.firstLine()).startsWith(EXPECTED.usage());
-    }
-
-    @Test
-    void image_sizesTheHeapFromTheContainersMemoryLimit() throws Exception {
-        ImageFixture.Jvm jvm = IMAGE.jvmUnderMemoryLimit(512L << 20);
-        assertThat(jvm.maxHeapBytes()).isEqualTo(384L << 20);        // MaxRAMPercentage=75
-        assertThat(jvm.initialHeapBytes()).isEqualTo(256L << 20);    // InitialRAMPercentage=50
-        assertThat(jvm.g1()).as("G1, though 512 MB would get the serial collector by default").isTrue();
-        assertThat(jvm.containerSupport()).isTrue();
-        assertThat(jvm.exitOnOutOfMemory()).isTrue();
+    @Override
+    protected ImageFixture image() {
+        return IMAGE;
     }
 
     @Test

@@ -9,6 +9,7 @@ import io.grpc.health.v1.HealthGrpc;
 import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
 import io.lastunit.common.metrics.Scrape;
 import io.lastunit.router.auth.Authenticator;
+import io.lastunit.testkit.image.ImageContract;
 import io.lastunit.testkit.image.ImageFixture;
 import io.lastunit.testkit.image.LastunitImage;
 import java.util.List;
@@ -29,7 +30,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * mover) as its non-root user against a real ZooKeeper, answers gRPC health, serves metrics, and
  * stops cleanly on SIGTERM; and that other arguments run other commands.
  */
-class AdminImageIT {
+class AdminImageIT extends ImageContract {
     static final LastunitImage EXPECTED = new LastunitImage("lastunit-admin", "io.lastunit.admin.cli.LastunitCli",
             List.of("admin", "serve", "--host", "0.0.0.0", "--metrics-port", "9464"),
             Set.of(7450, LastunitImage.METRICS_PORT), Map.of(), "Usage: lastunit");
@@ -50,26 +51,9 @@ class AdminImageIT {
         zookeeper.close();
     }
 
-    @Test
-    void image_holdsWhatDocsImagesPromise() throws Exception {
-        assertThat(IMAGE.problems()).as(IMAGE.image().toString()).isEmpty();
-    }
-
-    @Test
-    void image_printsItsUsage() throws Exception {
-        ImageFixture.Help help = IMAGE.help();
-        assertThat(help.exitCode()).as(help.output()).isZero();
-        assertThat(help.firstLine()).startsWith(EXPECTED.usage());
-    }
-
-    @Test
-    void image_sizesTheHeapFromTheContainersMemoryLimit() throws Exception {
-        ImageFixture.Jvm jvm = IMAGE.jvmUnderMemoryLimit(512L << 20);
-        assertThat(jvm.maxHeapBytes()).isEqualTo(384L << 20);        // MaxRAMPercentage=75
-        assertThat(jvm.initialHeapBytes()).isEqualTo(256L << 20);    // InitialRAMPercentage=50
-        assertThat(jvm.g1()).as("G1, though 512 MB would get the serial collector by default").isTrue();
-        assertThat(jvm.containerSupport()).isTrue();
-        assertThat(jvm.exitOnOutOfMemory()).isTrue();
+    @Override
+    protected ImageFixture image() {
+        return IMAGE;
     }
 
     @Test

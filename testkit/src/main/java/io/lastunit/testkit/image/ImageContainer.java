@@ -197,7 +197,7 @@ public final class ImageContainer implements AutoCloseable {
         }
 
         /** The exit code if the process has ended, else null. */
-        public Integer awaitExitNow() {
+        public Integer exitCodeIfEnded() {
             return unshare.isAlive() ? null : unshare.exitValue();
         }
 
@@ -220,12 +220,17 @@ public final class ImageContainer implements AutoCloseable {
             return log;
         }
 
+        /** SIGKILL to the process and everything it started, then a bounded wait for it to go. */
         @Override
-        public void close() throws InterruptedException {
+        public void close() {
             if (unshare.isAlive()) {
                 unshare.toHandle().descendants().forEach(ProcessHandle::destroyForcibly);
                 unshare.destroyForcibly();
-                unshare.waitFor(10, TimeUnit.SECONDS);
+                try {
+                    unshare.waitFor(10, TimeUnit.SECONDS);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
             }
         }
     }

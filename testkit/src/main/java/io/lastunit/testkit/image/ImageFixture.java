@@ -152,7 +152,7 @@ public final class ImageFixture implements BeforeAllCallback, AfterAllCallback {
         try {
             Matcher m = run.awaitLine(started, TestTimeouts.scaled(START_TIMEOUT)).orElseThrow(() -> new AssertionError(
                     expected.name() + " did not print /" + started + "/ within " + TestTimeouts.scaled(START_TIMEOUT)
-                            + " (exit " + run.awaitExitNow() + "); its output:\n" + run.outputOrEmpty()));
+                            + " (exit " + run.exitCodeIfEnded() + "); its output:\n" + run.outputOrEmpty()));
             return new Started(run, m);
         } catch (IOException | InterruptedException | RuntimeException | Error e) {
             run.close();
@@ -168,7 +168,7 @@ public final class ImageFixture implements BeforeAllCallback, AfterAllCallback {
         }
 
         @Override
-        public void close() throws InterruptedException {
+        public void close() {
             run.close();
         }
     }
