@@ -2,6 +2,8 @@ package io.lastunit.balancer;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.grpc.health.v1.HealthCheckResponse.ServingStatus;
+import io.lastunit.common.lifecycle.NodeServer;
 import io.lastunit.common.metrics.Scrape;
 import io.lastunit.testkit.image.ImageContract;
 import io.lastunit.testkit.image.ImageFixture;
@@ -18,14 +20,15 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
- * The bucket-balancer's image as -Pimage-tar builds it (docs/images.md): what it holds, and that
- * it runs a balancer — as its non-root user, configured by its environment — that joins the
- * election in a real ZooKeeper, serves metrics, and stops cleanly on SIGTERM.
+ * The bucket-balancer's image as -Pimage-tar builds it (docs/images.md): what every image promises
+ * ({@link ImageContract}), and that it runs a balancer — as its non-root user, configured by its
+ * environment — that joins the election in a real ZooKeeper, answers liveness on its health port,
+ * serves metrics, and stops cleanly on SIGTERM.
  */
 class BalancerImageIT extends ImageContract {
     static final LastunitImage EXPECTED = new LastunitImage("lastunit-bucket-balancer",
-            "io.lastunit.balancer.BalancerMain", List.of(), Set.of(7500, LastunitImage.METRICS_PORT),
-            Map.of("LASTUNIT_BALANCER_HOST", "0.0.0.0", "LASTUNIT_BALANCER_METRICS_PORT", "9464"),
+            "io.lastunit.balancer.BalancerMain", List.of(), Set.of(7500, 7501, 9500), Map.of("LASTUNIT_BALANCER_HOST",
+                    "0.0.0.0", "LASTUNIT_BALANCER_HEALTH_PORT", "7501", "LASTUNIT_BALANCER_METRICS_PORT", "9500"),
             "Usage: lastunit balancer");
 
     @RegisterExtension
@@ -50,12 +53,16 @@ class BalancerImageIT extends ImageContract {
     }
 
     @Test
-    void image_runsBalancer_asNonRoot_onZooKeeper_servesMetrics_stopsOnSigterm() throws Exception {
+    void image_runsBalancer_asNonRoot_onZooKeeper_servesHealthAndMetrics_stopsOnSigterm() throws Exception {
+        int healthPort = ImageFixture.freeLoopbackPort();
         Map<String, String> env = Map.of("LASTUNIT_BALANCER_HOST", "127.0.0.1", "LASTUNIT_BALANCER_PORT", "0",
-                "LASTUNIT_BALANCER_METRICS_PORT", "0", "LASTUNIT_BALANCER_ZOOKEEPER", zookeeper.getConnectString());
+                "LASTUNIT_BALANCER_HEALTH_PORT", Integer.toString(healthPort), "LASTUNIT_BALANCER_METRICS_PORT", "0",
+                "LASTUNIT_BALANCER_ZOOKEEPER", zookeeper.getConnectString());
         try (ImageFixture.Started balancer = IMAGE.start(List.of(), env, Pattern.compile(
                 "balancer (127\\.0\\.0\\.1:\\d+) started .*; metrics (http://127\\.0\\.0\\.1:\\d+/metrics)"))) {
             assertThat(balancer.run().ids()).hasValue("Uid: 65532 65532 65532 65532, Gid: 65532 65532 65532 65532");
+            // Its BalancerService follows leadership; liveness only says the process answers.
+            assertThat(ImageFixture.health(healthPort, NodeServer.LIVENESS)).isEqualTo(ServingStatus.SERVING);
             assertThat(Scrape.of(balancer.startLine().group(2)).samples())
                     .anyMatch(s -> s.name().startsWith("lastunit_") && "balancer".equals(s.labels().get("component")));
 

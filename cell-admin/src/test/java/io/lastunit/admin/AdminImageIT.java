@@ -2,11 +2,8 @@ package io.lastunit.admin;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.grpc.ManagedChannel;
-import io.grpc.health.v1.HealthCheckRequest;
 import io.grpc.health.v1.HealthCheckResponse.ServingStatus;
-import io.grpc.health.v1.HealthGrpc;
-import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
+import io.lastunit.common.lifecycle.NodeServer;
 import io.lastunit.common.metrics.Scrape;
 import io.lastunit.router.auth.Authenticator;
 import io.lastunit.testkit.image.ImageContract;
@@ -15,7 +12,6 @@ import io.lastunit.testkit.image.LastunitImage;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
-import java.util.concurrent.TimeUnit;
 import java.util.regex.Pattern;
 import org.apache.curator.test.InstanceSpec;
 import org.apache.curator.test.TestingServer;
@@ -25,15 +21,16 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
- * The admin image as -Pimage-tar builds it (docs/images.md): what it holds — the lastunit command
- * line, whose default arguments run the admin server — and that it runs the admin server (the
- * mover) as its non-root user against a real ZooKeeper, answers gRPC health, serves metrics, and
- * stops cleanly on SIGTERM; and that other arguments run other commands.
+ * The admin image as -Pimage-tar builds it (docs/images.md): what every image promises
+ * ({@link ImageContract}) — its entrypoint is the lastunit command line, whose default arguments
+ * run the admin server — and that, given other arguments, it runs them: the admin server (the
+ * mover) on loopback as its non-root user against a real ZooKeeper, answering health on its health
+ * port, serving metrics and stopping cleanly on SIGTERM.
  */
 class AdminImageIT extends ImageContract {
     static final LastunitImage EXPECTED = new LastunitImage("lastunit-admin", "io.lastunit.admin.cli.LastunitCli",
-            List.of("admin", "serve", "--host", "0.0.0.0", "--metrics-port", "9464"),
-            Set.of(7450, LastunitImage.METRICS_PORT), Map.of(), "Usage: lastunit");
+            List.of("admin", "serve", "--host", "0.0.0.0", "--health-port", "7451", "--metrics-port", "9450"),
+            Set.of(7450, 7451, 9450), Map.of(), "Usage: lastunit");
 
     @RegisterExtension
     static final ImageFixture IMAGE = new ImageFixture(EXPECTED);
@@ -58,23 +55,17 @@ class AdminImageIT extends ImageContract {
 
     @Test
     void image_runsAdminServer_asNonRoot_onZooKeeper_servesHealthAndMetrics_stopsOnSigterm() throws Exception {
-        // The image's own arguments bind 0.0.0.0 and 9464; a test binds loopback and free ports.
-        List<String> args = List.of("admin", "serve", "--host", "127.0.0.1", "--port", "0", "--metrics-port", "0");
+        int healthPort = ImageFixture.freeLoopbackPort();
+        List<String> args = List.of("admin", "serve", "--host", "127.0.0.1", "--port", "0",
+                "--health-port", Integer.toString(healthPort), "--metrics-port", "0");
         Map<String, String> env = Map.of("LASTUNIT_ZOOKEEPER", zookeeper.getConnectString(),
                 "LASTUNIT_ADMIN_TOKEN_GRANTS", Authenticator.sha256Hex("image-check-token") + ":image-check:*:admin");
         try (ImageFixture.Started admin = IMAGE.start(args, env, Pattern.compile(
-                "lastunit admin server on 127\\.0\\.0\\.1:(\\d+) .*; metrics (http://127\\.0\\.0\\.1:\\d+/metrics)"))) {
+                "lastunit admin server on 127\\.0\\.0\\.1:\\d+ .*; metrics (http://127\\.0\\.0\\.1:\\d+/metrics)"))) {
             assertThat(admin.run().ids()).hasValue("Uid: 65532 65532 65532 65532, Gid: 65532 65532 65532 65532");
-
-            int port = Integer.parseInt(admin.startLine().group(1));
-            ManagedChannel channel = NettyChannelBuilder.forAddress("127.0.0.1", port).usePlaintext().build();
-            try {
-                assertThat(HealthGrpc.newBlockingStub(channel).withDeadlineAfter(10, TimeUnit.SECONDS)
-                        .check(HealthCheckRequest.getDefaultInstance()).getStatus()).isEqualTo(ServingStatus.SERVING);
-            } finally {
-                channel.shutdownNow();
-            }
-            assertThat(Scrape.of(admin.startLine().group(2)).samples())
+            assertThat(ImageFixture.health(healthPort, "")).isEqualTo(ServingStatus.SERVING);
+            assertThat(ImageFixture.health(healthPort, NodeServer.LIVENESS)).isEqualTo(ServingStatus.SERVING);
+            assertThat(Scrape.of(admin.startLine().group(1)).samples())
                     .anyMatch(s -> s.name().startsWith("lastunit_") && "admin".equals(s.labels().get("component")));
 
             assertThat(admin.stop()).as(admin.run().outputOrEmpty()).hasValue(143);

@@ -2,11 +2,8 @@ package io.lastunit.router;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.grpc.ManagedChannel;
-import io.grpc.health.v1.HealthCheckRequest;
 import io.grpc.health.v1.HealthCheckResponse.ServingStatus;
-import io.grpc.health.v1.HealthGrpc;
-import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
+import io.lastunit.common.lifecycle.NodeServer;
 import io.lastunit.common.metrics.Scrape;
 import io.lastunit.router.auth.Authenticator;
 import io.lastunit.testkit.image.ImageContract;
@@ -15,7 +12,6 @@ import io.lastunit.testkit.image.LastunitImage;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
-import java.util.concurrent.TimeUnit;
 import java.util.regex.Pattern;
 import org.apache.curator.test.InstanceSpec;
 import org.apache.curator.test.TestingServer;
@@ -25,14 +21,15 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
- * The router's image as -Pimage-tar builds it (docs/images.md): what it holds, and that it runs a
- * router — as its non-root user, configured by its environment — against a real ZooKeeper,
- * answers gRPC health and serves metrics, and stops cleanly on SIGTERM.
+ * The router's image as -Pimage-tar builds it (docs/images.md): what every image promises
+ * ({@link ImageContract}), and that it runs a router — as its non-root user, configured by its
+ * environment — against a real ZooKeeper, answers health on its health port and serves metrics,
+ * and stops cleanly on SIGTERM.
  */
 class RouterImageIT extends ImageContract {
     static final LastunitImage EXPECTED = new LastunitImage("lastunit-router", "io.lastunit.router.RouterMain",
-            List.of(), Set.of(7400, LastunitImage.METRICS_PORT),
-            Map.of("LASTUNIT_ROUTER_HOST", "0.0.0.0", "LASTUNIT_ROUTER_METRICS_PORT", "9464"), "Usage: lastunit router");
+            List.of(), Set.of(7400, 7401, 9400), Map.of("LASTUNIT_ROUTER_HOST", "0.0.0.0",
+                    "LASTUNIT_ROUTER_HEALTH_PORT", "7401", "LASTUNIT_ROUTER_METRICS_PORT", "9400"), "Usage: lastunit router");
 
     @RegisterExtension
     static final ImageFixture IMAGE = new ImageFixture(EXPECTED);
@@ -57,23 +54,17 @@ class RouterImageIT extends ImageContract {
 
     @Test
     void image_runsRouter_asNonRoot_onZooKeeper_servesHealthAndMetrics_stopsOnSigterm() throws Exception {
+        int healthPort = ImageFixture.freeLoopbackPort();
         Map<String, String> env = Map.of("LASTUNIT_ROUTER_ID", "image-check", "LASTUNIT_ROUTER_HOST", "127.0.0.1",
-                "LASTUNIT_ROUTER_PORT", "0", "LASTUNIT_ROUTER_METRICS_PORT", "0",
-                "LASTUNIT_ROUTER_ZOOKEEPER", zookeeper.getConnectString(),
+                "LASTUNIT_ROUTER_PORT", "0", "LASTUNIT_ROUTER_HEALTH_PORT", Integer.toString(healthPort),
+                "LASTUNIT_ROUTER_METRICS_PORT", "0", "LASTUNIT_ROUTER_ZOOKEEPER", zookeeper.getConnectString(),
                 "LASTUNIT_ROUTER_TOKENS", Authenticator.sha256Hex("image-check-token") + ":image-check:*");
         try (ImageFixture.Started router = IMAGE.start(List.of(), env, Pattern.compile(
-                "router image-check serving on 127\\.0\\.0\\.1:(\\d+) .*; metrics (http://127\\.0\\.0\\.1:\\d+/metrics)"))) {
+                "router image-check serving on 127\\.0\\.0\\.1:\\d+ .*; metrics (http://127\\.0\\.0\\.1:\\d+/metrics)"))) {
             assertThat(router.run().ids()).hasValue("Uid: 65532 65532 65532 65532, Gid: 65532 65532 65532 65532");
-
-            int port = Integer.parseInt(router.startLine().group(1));
-            ManagedChannel channel = NettyChannelBuilder.forAddress("127.0.0.1", port).usePlaintext().build();
-            try {
-                assertThat(HealthGrpc.newBlockingStub(channel).withDeadlineAfter(10, TimeUnit.SECONDS)
-                        .check(HealthCheckRequest.getDefaultInstance()).getStatus()).isEqualTo(ServingStatus.SERVING);
-            } finally {
-                channel.shutdownNow();
-            }
-            assertThat(Scrape.of(router.startLine().group(2)).samples())
+            assertThat(ImageFixture.health(healthPort, "")).isEqualTo(ServingStatus.SERVING);
+            assertThat(ImageFixture.health(healthPort, NodeServer.LIVENESS)).isEqualTo(ServingStatus.SERVING);
+            assertThat(Scrape.of(router.startLine().group(1)).samples())
                     .anyMatch(s -> s.name().startsWith("lastunit_") && "router".equals(s.labels().get("component")));
 
             assertThat(router.stop()).as(router.run().outputOrEmpty()).hasValue(143);

@@ -1,12 +1,20 @@
 package io.lastunit.testkit.image;
 
+import io.grpc.ManagedChannel;
+import io.grpc.health.v1.HealthCheckRequest;
+import io.grpc.health.v1.HealthCheckResponse.ServingStatus;
+import io.grpc.health.v1.HealthGrpc;
+import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
 import io.lastunit.testkit.TestTimeouts;
 import java.io.IOException;
+import java.net.InetAddress;
+import java.net.ServerSocket;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.junit.jupiter.api.Assumptions;
@@ -33,6 +41,7 @@ public final class ImageFixture implements BeforeAllCallback, AfterAllCallback {
     private static final Duration HELP_TIMEOUT = Duration.ofSeconds(60);
     private static final Duration START_TIMEOUT = Duration.ofSeconds(120);
     private static final Duration STOP_TIMEOUT = Duration.ofSeconds(30);
+    private static final Duration HEALTH_TIMEOUT = Duration.ofSeconds(10);
 
     private final LastunitImage expected;
     private LastunitImage.Build build;
@@ -170,6 +179,24 @@ public final class ImageFixture implements BeforeAllCallback, AfterAllCallback {
         @Override
         public void close() {
             run.close();
+        }
+    }
+
+    /** A port free on 127.0.0.1 now, for a setting that takes a number (a health port: its start line does not name it). */
+    public static int freeLoopbackPort() throws IOException {
+        try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+            return s.getLocalPort();
+        }
+    }
+
+    /** The gRPC health status of {@code service} ({@code ""}: the whole server) on 127.0.0.1:{@code port}, plaintext. */
+    public static ServingStatus health(int port, String service) {
+        ManagedChannel channel = NettyChannelBuilder.forAddress("127.0.0.1", port).usePlaintext().build();
+        try {
+            return HealthGrpc.newBlockingStub(channel).withDeadlineAfter(TestTimeouts.scaled(HEALTH_TIMEOUT).toMillis(),
+                    TimeUnit.MILLISECONDS).check(HealthCheckRequest.newBuilder().setService(service).build()).getStatus();
+        } finally {
+            channel.shutdownNow();
         }
     }
 

@@ -33,8 +33,6 @@ public record LastunitImage(String name, String mainClass, List<String> cmd, Set
     /** The JVM flags of every image, in order (root POM, jib-maven-plugin jvmFlags). */
     public static final List<String> JVM_FLAGS = List.of("-XX:+UseContainerSupport", "-XX:InitialRAMPercentage=50",
             "-XX:MaxRAMPercentage=75", "-XX:+UseG1GC", "-XX:+ExitOnOutOfMemoryError");
-    /** The metrics port of every image. */
-    public static final int METRICS_PORT = 9464;
     /** nonroot in distroless: no lastunit process needs root, and Kubernetes' runAsNonRoot needs a number. */
     public static final String USER = "65532:65532";
 
