@@ -24,9 +24,9 @@ import java.util.stream.Stream;
  * runtime runs it, with no runtime: {@code unshare} gives the process new mount and PID
  * namespaces, the directory as its root, a fresh /proc, and the image's user and group; its
  * environment is the image's only (plus what a test adds). It shares the host's network, so a
- * test binds it to 127.0.0.1. No cgroup limits, no seccomp, no capabilities dropped: what it
- * proves is that the image's own files run its service as its user — the JRE and its libraries,
- * the classpath, the configuration, the writable /tmp.
+ * test binds it to 127.0.0.1. A memory limit only when asked ({@link MemoryCgroup}); no seccomp,
+ * no capabilities dropped: what it proves is that the image's own files run its service as its
+ * user — the JRE and its libraries, the classpath, the configuration, the writable /tmp.
  *
  * <p>Needs root (to unpack owners as they are and to set the user) and util-linux's unshare and
  * GNU tar on the host. Not thread-safe; one test class owns one. Hazard: the unpacked tree is the
