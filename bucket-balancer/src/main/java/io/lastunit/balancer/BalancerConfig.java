@@ -42,6 +42,10 @@ import java.util.List;
  * @param shutdownGrace         how long a stopping balancer says NOT_SERVING (process and
  *                              BalancerService) while it still takes calls, before it gives up the
  *                              lead and stops: 0 to 5 minutes
+ * @param mutualTls             mutual TLS (null: off): the listener serves TLS and admits routers only
+ *                              (BalancerAllowList), and shard nodes are dialled with this identity; not
+ *                              with tlsCertificate or shardTrustCertificate
+ * @param zookeeperCredentials  lastunit's ZooKeeper credentials (its znodes get their ACL), or null: none
  */
 public record BalancerConfig(
         String host,
@@ -71,7 +75,9 @@ public record BalancerConfig(
         File tlsCertificate,
         File tlsKey,
         io.lastunit.common.metrics.MetricsConfig metrics,
-        Duration shutdownGrace) {
+        Duration shutdownGrace,
+        io.lastunit.common.tls.MutualTls mutualTls,
+        io.lastunit.common.topology.ZooKeeperCredentials zookeeperCredentials) {
 
     public BalancerConfig {
         List<String> problems = new ArrayList<>();
@@ -126,6 +132,10 @@ public record BalancerConfig(
         if ((tlsCertificate == null) != (tlsKey == null)) {
             problems.add("tlsCertificate and tlsKey go together");
         }
+        if (mutualTls != null && (tlsCertificate != null || shardTrustCertificate != null)) {
+            problems.add("mtls-* (mutual TLS) and tls-certificate / shard-trust-certificate (TLS without client"
+                    + " certificates) are both set: give one");
+        }
         for (File f : new File[] {shardTrustCertificate, tlsCertificate, tlsKey}) {
             if (f != null && !f.canRead()) {
                 problems.add("cannot read " + f);
@@ -142,7 +152,7 @@ public record BalancerConfig(
                 Duration.ofSeconds(10), Duration.ofSeconds(1), 0.25, 16, 0.02, 64, 0.1, Duration.ofSeconds(10),
                 Duration.ofSeconds(5), 2, 3, Duration.ofSeconds(5), Duration.ofSeconds(10), 256, 4, 1_024,
                 Duration.ofSeconds(60), null, null, null, io.lastunit.common.metrics.MetricsConfig.on("127.0.0.1"),
-                Duration.ZERO);
+                Duration.ZERO, null, null);
     }
 
     public BalancePolicy policy() {
@@ -192,6 +202,8 @@ public record BalancerConfig(
         public File tlsKey;
         public io.lastunit.common.metrics.MetricsConfig metrics;
         public Duration shutdownGrace;
+        public io.lastunit.common.tls.MutualTls mutualTls;
+        public io.lastunit.common.topology.ZooKeeperCredentials zookeeperCredentials;
 
         Builder(BalancerConfig c) {
             host = c.host;
@@ -222,6 +234,8 @@ public record BalancerConfig(
             tlsKey = c.tlsKey;
             metrics = c.metrics;
             shutdownGrace = c.shutdownGrace;
+            mutualTls = c.mutualTls;
+            zookeeperCredentials = c.zookeeperCredentials;
         }
 
         BalancerConfig build() {
@@ -229,7 +243,7 @@ public record BalancerConfig(
                     topologyStaleMax, interval, hysteresis, minTransfer, collapseFraction, collapseMin, demandFloor,
                     demandWindow, invariantInterval, invariantConsecutive, stepAttemptsMax, stepTimeout,
                     recoveryInterval, movesPerTickMax, pullThreads, pullQueueMax, metricsLogInterval,
-                    shardTrustCertificate, tlsCertificate, tlsKey, metrics, shutdownGrace);
+                    shardTrustCertificate, tlsCertificate, tlsKey, metrics, shutdownGrace, mutualTls, zookeeperCredentials);
         }
     }
 }

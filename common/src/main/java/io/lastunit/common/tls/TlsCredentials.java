@@ -44,7 +44,8 @@ public final class TlsCredentials implements AutoCloseable {
     private final InstantSource clock;
     private final AdvancedTlsX509KeyManager keys = new AdvancedTlsX509KeyManager();
     private final AdvancedTlsX509TrustManager trust;
-    private final ScheduledExecutorService reloader;
+    /** Null for credentials read once ({@link #readOnce}). */
+    private ScheduledExecutorService reloader;
     private final AtomicLong reloads = new AtomicLong();
     private final AtomicLong failures = new AtomicLong();
     private volatile TlsFiles current;
@@ -64,11 +65,6 @@ public final class TlsCredentials implements AutoCloseable {
         } catch (java.security.cert.CertificateException e) {
             throw new IllegalStateException("cannot build a trust manager", e);
         }
-        this.reloader = Executors.newSingleThreadScheduledExecutor(r -> {
-            Thread t = new Thread(r, "tls-reload");
-            t.setDaemon(true);
-            return t;
-        });
     }
 
     /**
@@ -82,16 +78,26 @@ public final class TlsCredentials implements AutoCloseable {
 
     /** @param clock judges whether a certificate is valid now */
     public static TlsCredentials load(MutualTls files, InstantSource clock) {
-        TlsCredentials c = new TlsCredentials(files, clock);
-        try {
-            TlsFiles first = TlsFiles.read(files, clock.instant());
-            c.take(first);
-        } catch (IllegalArgumentException e) {
-            c.reloader.shutdownNow();
-            throw e;
-        }
+        TlsCredentials c = readOnce(files, clock);
+        c.reloader = Executors.newSingleThreadScheduledExecutor(r -> {
+            Thread t = new Thread(r, "tls-reload");
+            t.setDaemon(true);
+            return t;
+        });
         long ms = files.reloadInterval().toMillis();
         c.reloader.scheduleWithFixedDelay(c::reloadQuietly, ms, ms, TimeUnit.MILLISECONDS);
+        return c;
+    }
+
+    /**
+     * Reads the files once, and never again unless {@link #reloadNow} is called: for a command that
+     * runs for seconds. Holds no thread.
+     *
+     * @throws IllegalArgumentException naming the file and the problem
+     */
+    public static TlsCredentials readOnce(MutualTls files, InstantSource clock) {
+        TlsCredentials c = new TlsCredentials(files, clock);
+        c.take(TlsFiles.read(files, clock.instant()));
         return c;
     }
 
@@ -208,6 +214,8 @@ public final class TlsCredentials implements AutoCloseable {
 
     @Override
     public void close() {
-        reloader.shutdownNow();
+        if (reloader != null) {
+            reloader.shutdownNow();
+        }
     }
 }
