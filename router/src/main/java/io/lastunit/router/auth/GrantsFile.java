@@ -102,22 +102,22 @@ public final class GrantsFile implements AutoCloseable {
      */
     public synchronized boolean reloadNow() {
         byte[] bytes;
-        List<String> grants;
         try {
             bytes = read(file);
-            if (Arrays.equals(bytes, currentBytes)) {
-                return false;
-            }
-            grants = parse(file, bytes);
         } catch (IllegalArgumentException e) {
             fail(null, e.getMessage());
             return false;
         }
+        if (Arrays.equals(bytes, currentBytes)) {
+            return false;
+        }
+        List<String> grants;
         Authenticator next;
         try {
+            grants = parse(file, bytes);
             next = Authenticator.fromGrants(grants);
         } catch (IllegalArgumentException e) {
-            fail(bytes, file + ": " + e.getMessage());
+            fail(bytes, e.getMessage().startsWith(file.toString()) ? e.getMessage() : file + ": " + e.getMessage());
             return false;
         }
         current = next;
