@@ -58,7 +58,8 @@ class MutualTlsIT {
         shard = new ShardNodeHarness(PG, Map.of(
                 "lastunit.shard.mtls-certificate", dir.resolve("shard.pem").toString(),
                 "lastunit.shard.mtls-key", dir.resolve("shard.key").toString(),
-                "lastunit.shard.mtls-ca", dir.resolve("ca.pem").toString())).start();
+                "lastunit.shard.mtls-ca", dir.resolve("ca.pem").toString(),
+                "lastunit.shard.mtls-reload-interval-ms", 100)).start();
     }
 
     @AfterAll
@@ -110,6 +111,49 @@ class MutualTlsIT {
         assertThat(shardApi.listLevels(ListLevelsRequest.newBuilder().setTenantId("acme").build()).getItemsCount())
                 .isPositive();
         assertThat(stock(router, "kettle").getAvailable()).isEqualTo(6);
+    }
+
+    @Test
+    void aCaAddedToTheTrustFile_admitsItsRouter_withoutARestart() throws Exception {
+        LocalAuthority next = LocalAuthority.create("lastunit-next-ca", Duration.ofDays(1));
+        next.issue(ServiceIdentity.of(Role.ROUTER, "r-next"), Duration.ofDays(1))
+                .writeTo(dir.resolve("r-next.pem"), dir.resolve("r-next.key"));
+        Path bundle = dir.resolve("bundle.pem");
+        Files.writeString(bundle, Files.readString(dir.resolve("ca.pem")) + pem(next.certificate()));
+        TlsCredentials router = TlsCredentials.load(new MutualTls(dir.resolve("r-next.pem").toFile(),
+                dir.resolve("r-next.key").toFile(), bundle.toFile(), Duration.ofSeconds(10)));
+        opened.add(router);
+        // Signed by a CA the shard does not trust yet: the handshake fails.
+        assertThat(createsOnANewConnection(router, "next-1")).isFalse();
+
+        Path tmp = dir.resolve("ca.pem.tmp");
+        Files.copy(bundle, tmp);
+        Files.move(tmp, dir.resolve("ca.pem"), java.nio.file.StandardCopyOption.ATOMIC_MOVE,
+                java.nio.file.StandardCopyOption.REPLACE_EXISTING);
+
+        org.awaitility.Awaitility.await().atMost(io.lastunit.testkit.TestTimeouts.scaled(Duration.ofSeconds(10)))
+                .pollInterval(Duration.ofMillis(50)).until(() -> createsOnANewConnection(router, "next-2"));
+        assertThat(shard.node().port()).isPositive(); // the same node, never restarted
+    }
+
+    private static boolean createsOnANewConnection(TlsCredentials credentials, String item) {
+        ManagedChannel ch = ClientTls.mutual(credentials).applyTo(
+                NettyChannelBuilder.forAddress("127.0.0.1", shard.node().port())).build();
+        try {
+            createItem(ch, item);
+            return true;
+        } catch (StatusRuntimeException e) {
+            assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.UNAVAILABLE);
+            return false;
+        } finally {
+            ch.shutdownNow();
+        }
+    }
+
+    private static String pem(java.security.cert.X509Certificate c) throws Exception {
+        return "-----BEGIN CERTIFICATE-----\n"
+                + java.util.Base64.getMimeEncoder(64, "\n".getBytes(java.nio.charset.StandardCharsets.US_ASCII))
+                .encodeToString(c.getEncoded()) + "\n-----END CERTIFICATE-----\n";
     }
 
     @Test
