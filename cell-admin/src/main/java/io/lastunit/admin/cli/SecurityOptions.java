@@ -6,10 +6,6 @@ import io.lastunit.common.tls.MutualTls;
 import io.lastunit.common.tls.TlsCredentials;
 import io.lastunit.common.topology.ZooKeeperCredentials;
 import java.io.File;
-import java.io.IOException;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.time.InstantSource;
 import picocli.CommandLine.Option;
 
@@ -17,29 +13,17 @@ import picocli.CommandLine.Option;
  * The admin tools' credentials for a secured platform: ZooKeeper's digest credentials and the
  * admin's certificate for mutual TLS to shard nodes (and, for {@code admin serve}, its listener),
  * given one by one or found in a directory that {@code ./lastunit up --secure} wrote
- * ({@link #SECURE_DIR_FILES}). Options given one by one win over the directory's files. Not
+ * ({@link ZooKeeperAuthOptions#SECURE_DIR_FILES}). Options given one by one win over the directory's files. Not
  * thread-safe (a command's options).
  */
 public final class SecurityOptions {
-    static final String SECURE_DIR_ENV = "LASTUNIT_SECURE_DIR";
-    static final String ZOOKEEPER_CREDENTIALS_ENV = "LASTUNIT_ZOOKEEPER_CREDENTIALS";
     /** What {@code --secure-dir} holds: the names {@code up --secure} writes. */
     static final String CA_FILE = LocalCredentials.CA_FILE;
     static final String ADMIN_CERTIFICATE_FILE = LocalCredentials.ADMIN_CERTIFICATE_FILE;
     static final String ADMIN_KEY_FILE = LocalCredentials.ADMIN_KEY_FILE;
-    static final String ZOOKEEPER_CREDENTIALS_FILE = LocalCredentials.ZOOKEEPER_CREDENTIALS_FILE;
-    static final String SECURE_DIR_FILES = CA_FILE + ", " + ADMIN_CERTIFICATE_FILE + ", " + ADMIN_KEY_FILE + ", "
-            + ZOOKEEPER_CREDENTIALS_FILE;
 
-    @Option(names = "--secure-dir", paramLabel = "DIR",
-            description = {"The credentials a './lastunit up --secure' wrote (it prints the directory): "
-                    + SECURE_DIR_FILES + " (default: " + SECURE_DIR_ENV + ")."})
-    File secureDir = envFile(SECURE_DIR_ENV);
-
-    @Option(names = "--zookeeper-credentials", paramLabel = "USER:PASSWORD",
-            description = "ZooKeeper digest credentials of a platform with ACLs (default: " + ZOOKEEPER_CREDENTIALS_ENV
-                    + ", else --secure-dir's).")
-    String zookeeperCredentials = System.getenv(ZOOKEEPER_CREDENTIALS_ENV);
+    @picocli.CommandLine.Mixin
+    ZooKeeperAuthOptions zookeeperAuth = new ZooKeeperAuthOptions();
 
     @Option(names = "--tls-cert", paramLabel = "PEM",
             description = "The admin's certificate (role admin: spiffe://lastunit/admin/<name>) for mutual TLS.")
@@ -53,20 +37,7 @@ public final class SecurityOptions {
 
     /** The ZooKeeper credentials, or null for none. */
     ZooKeeperCredentials zookeeper() {
-        String given = zookeeperCredentials;
-        if ((given == null || given.isBlank()) && secureDir != null) {
-            Path f = secureDir.toPath().resolve(ZOOKEEPER_CREDENTIALS_FILE);
-            try {
-                given = Files.readString(f, StandardCharsets.US_ASCII).strip();
-            } catch (IOException e) {
-                throw CliError.usage("--secure-dir: cannot read " + f + " (" + e.getMessage() + ")");
-            }
-        }
-        try {
-            return ZooKeeperCredentials.parse("--zookeeper-credentials", given);
-        } catch (IllegalArgumentException e) {
-            throw CliError.usage(e.getMessage());
-        }
+        return zookeeperAuth.zookeeper();
     }
 
     /** The mutual-TLS files, or null when neither the three options nor --secure-dir give them. */
@@ -109,15 +80,11 @@ public final class SecurityOptions {
         if (given != null) {
             return given;
         }
-        return secureDir == null ? null : secureDir.toPath().resolve(name).toFile();
+        File dir = zookeeperAuth.secureDir;
+        return dir == null ? null : dir.toPath().resolve(name).toFile();
     }
 
     private static String path(File f) {
         return f == null ? "" : f.getPath();
-    }
-
-    private static File envFile(String name) {
-        String v = System.getenv(name);
-        return v == null || v.isBlank() ? null : new File(v);
     }
 }

@@ -55,7 +55,7 @@ public final class TopCommand implements Callable<Integer> {
     int iterations;
 
     @picocli.CommandLine.Mixin
-    SecurityOptions security = new SecurityOptions();
+    ZooKeeperAuthOptions zookeeperAuth = new ZooKeeperAuthOptions();
 
     @Option(names = "--once", description = "print one screen (after one interval) and stop, without clearing")
     boolean once;
@@ -74,7 +74,7 @@ public final class TopCommand implements Callable<Integer> {
         int screens = once ? 1 : iterations == 0 ? ITERATIONS_MAX : iterations;
         boolean clear = !once && System.console() != null;
         PrintWriter out = spec.commandLine().getOut();
-        ZooKeeperSession zk = zookeeper == null ? null : ZooKeeperSession.open(zookeeper, namespace, security.zookeeper());
+        ZooKeeperSession zk = zookeeper == null ? null : ZooKeeperSession.open(zookeeper, namespace, zookeeperAuth.zookeeper());
         try {
             Map<String, Scrape> before = look(zk);
             long t0 = System.nanoTime();

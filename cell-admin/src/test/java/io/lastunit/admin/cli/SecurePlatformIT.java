@@ -96,6 +96,11 @@ class SecurePlatformIT {
         assertThat(top.exitCode()).as(top.err()).isZero();
         assertThat(top.out()).contains("shared-local-1");
 
+        CliRun acls = CliRun.of("admin", "--zookeeper", platform.zookeeper(), "--secure-dir", dir.toString(),
+                "acls", "apply");
+        assertThat(acls.exitCode()).as(acls.err()).isZero();
+        assertThat(acls.out()).contains("are lastunit's only (user lastunit)");
+
         CliRun blind = CliRun.of("admin", "--zookeeper", platform.zookeeper(), "check");
         assertThat(blind.exitCode()).as(blind.out()).isEqualTo(ExitCodes.USAGE);
         assertThat(blind.err()).contains("NoAuth", "--secure-dir");

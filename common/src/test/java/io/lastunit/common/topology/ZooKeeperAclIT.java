@@ -84,6 +84,31 @@ class ZooKeeperAclIT {
     }
 
     @Test
+    void restrict_givesAnOpenTreeLastunitsAcl_andRunsAgain() throws Exception {
+        String root = ZooKeeperFixture.newRoot() + "/lastunit";
+        try (CuratorFramework open = client(null); CuratorFramework owner = client(CREDENTIALS)) {
+            TopologyStore store = new TopologyStore(open, root, InstantSource.system());
+            store.createCell("c1", List.of("eu"), List.of(shard("c1-eu-1", "c1")));
+            store.assignTenant("acme", "c1", -1);
+            String tenant = root + "/tenants/acme";
+            assertThat(open.getData().forPath(tenant)).isNotNull(); // open: anyone reads
+
+            int restricted = TreeAcls.restrict(owner, root, CREDENTIALS);
+
+            assertThat(restricted).isGreaterThanOrEqualTo(6); // root, cells, c1, its shards and shard, tenants, acme
+            assertThatThrownBy(() -> open.setData().forPath(tenant, new byte[] {1}))
+                    .isInstanceOf(KeeperException.NoAuthException.class);
+            assertThatThrownBy(() -> open.getData().forPath(root + "/cells/c1"))
+                    .isInstanceOf(KeeperException.NoAuthException.class);
+            assertThat(new TopologyStore(owner, root, InstantSource.system()).placement("acme").orElseThrow()
+                    .value().getCell()).isEqualTo("c1");
+            assertThat(TreeAcls.restrict(owner, root, CREDENTIALS)).isEqualTo(restricted);
+            assertThatThrownBy(() -> TreeAcls.restrict(open, root, CREDENTIALS))
+                    .isInstanceOf(KeeperException.NoAuthException.class);
+        }
+    }
+
+    @Test
     void parse_takesUserColonPassword_andRefusesTheRest_namingTheSetting() {
         assertThat(ZooKeeperCredentials.parse("x", "  ")).isNull();
         assertThat(ZooKeeperCredentials.parse("x", "lastunit:abc:defgh12")).isEqualTo(
