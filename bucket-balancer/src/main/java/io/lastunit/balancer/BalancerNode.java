@@ -28,7 +28,7 @@ import io.lastunit.common.lifecycle.NodeServer;
 import io.lastunit.common.metrics.Metrics;
 import io.lastunit.common.metrics.MetricsConfig;
 import io.lastunit.common.metrics.MetricsServer;
-import io.lastunit.common.metrics.TlsMeters;
+import io.lastunit.common.lifecycle.NodeTls;
 import io.lastunit.common.tls.AllowList;
 import io.lastunit.common.tls.ClientTls;
 import io.lastunit.common.tls.PeerAuthInterceptor;
@@ -156,14 +156,7 @@ public final class BalancerNode implements AutoCloseable {
         topology = new TopologyCache(curator, config.namespace(), config.topologyStaleMax(), InstantSource.system());
         lifecycle.onClose("topology cache", topology::close);
         topology.start(Duration.ofSeconds(30));
-        TlsCredentials credentials = null;
-        if (config.mutualTls() != null) {
-            credentials = TlsCredentials.load(config.mutualTls());
-            lifecycle.onClose("TLS credentials", credentials::close);
-            if (registry != null) {
-                TlsMeters.bind(registry, credentials);
-            }
-        }
+        TlsCredentials credentials = NodeTls.open(config.mutualTls(), lifecycle, registry);
         channels = shardChannels(ClientTls.of(credentials, config.shardTrustCertificate()), registry);
         lifecycle.onClose("shard channels", channels::close);
         topology.addListener(this::retainChannels);

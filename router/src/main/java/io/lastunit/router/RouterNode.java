@@ -14,7 +14,7 @@ import io.lastunit.common.metrics.Metrics;
 import io.lastunit.common.metrics.MetricsConfig;
 import io.lastunit.common.metrics.MetricsServer;
 import io.lastunit.common.health.ReadinessWatch;
-import io.lastunit.common.metrics.TlsMeters;
+import io.lastunit.common.lifecycle.NodeTls;
 import io.lastunit.common.tls.ClientTls;
 import io.lastunit.common.tls.TlsCredentials;
 import io.lastunit.common.topology.Curators;
@@ -118,14 +118,7 @@ public final class RouterNode implements AutoCloseable {
         topology = new TopologyCache(curator, config.namespace(), config.topologyStaleMax(), InstantSource.system());
         lifecycle.onClose("topology cache", topology::close);
         topology.start(Duration.ofSeconds(30));
-        TlsCredentials credentials = null;
-        if (config.mutualTls() != null) {
-            credentials = TlsCredentials.load(config.mutualTls());
-            lifecycle.onClose("TLS credentials", credentials::close);
-            if (registry != null) {
-                TlsMeters.bind(registry, credentials);
-            }
-        }
+        TlsCredentials credentials = NodeTls.open(config.mutualTls(), lifecycle, registry);
         ClientTls internal = ClientTls.of(credentials, config.shardTrustCertificate());
         balancer = new BalancerClient(curator, config.namespace(), internal);
         lifecycle.onClose("balancer client", balancer::close);

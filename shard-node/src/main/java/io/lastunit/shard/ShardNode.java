@@ -14,7 +14,7 @@ import io.lastunit.api.topology.v1.LiveShard;
 import io.lastunit.api.topology.v1.TenantState;
 import io.lastunit.common.topology.Topology;
 import io.lastunit.common.topology.Curators;
-import io.lastunit.common.metrics.TlsMeters;
+import io.lastunit.common.lifecycle.NodeTls;
 import io.lastunit.common.tls.PeerAuthInterceptor;
 import io.lastunit.common.tls.TlsCredentials;
 import io.lastunit.shard.grpc.ShardAllowList;
@@ -224,13 +224,9 @@ public final class ShardNode implements AutoCloseable {
         if (config.tls().mutual() != null) {
             // Mutual TLS: callers are admitted by their certificate's role (inside the metrics
             // interceptor, added below, so refused calls are counted too).
-            TlsCredentials credentials = TlsCredentials.load(config.tls().mutual());
-            lifecycle.onClose("TLS credentials", credentials::close);
+            TlsCredentials credentials = NodeTls.open(config.tls().mutual(), lifecycle, registry);
             builder.sslContext(credentials.forServer())
                     .intercept(new PeerAuthInterceptor(ShardAllowList.of(config.shardId())));
-            if (registry != null) {
-                TlsMeters.bind(registry, credentials);
-            }
         } else if (config.tls().enabled()) {
             builder.sslContext(io.grpc.netty.shaded.io.grpc.netty.GrpcSslContexts
                     .forServer(config.tls().certificate(), config.tls().key()).build());

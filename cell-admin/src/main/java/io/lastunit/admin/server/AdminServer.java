@@ -15,7 +15,7 @@ import io.lastunit.common.lifecycle.NodeServer;
 import io.lastunit.common.metrics.Metrics;
 import io.lastunit.common.metrics.MetricsConfig;
 import io.lastunit.common.metrics.MetricsServer;
-import io.lastunit.common.metrics.TlsMeters;
+import io.lastunit.common.lifecycle.NodeTls;
 import io.lastunit.common.tls.AllowList;
 import io.lastunit.common.tls.ClientTls;
 import io.lastunit.common.tls.PeerAuthInterceptor;
@@ -174,14 +174,7 @@ public final class AdminServer implements AutoCloseable {
             throw new IOException("no ZooKeeper connection to " + config.zookeeper() + " within 30 s");
         }
         TopologyStore store = new TopologyStore(curator, config.namespace(), clock);
-        TlsCredentials credentials = null;
-        if (config.mutualTls() != null) {
-            credentials = TlsCredentials.load(config.mutualTls());
-            lifecycle.onClose("TLS credentials", credentials::close);
-            if (registry != null) {
-                TlsMeters.bind(registry, credentials);
-            }
-        }
+        TlsCredentials credentials = NodeTls.open(config.mutualTls(), lifecycle, registry);
         ShardChannels.Dial dial = new ShardChannels.Dial(ClientTls.of(credentials, config.shardTrust()),
                 SHARD_REPLY_BYTES_MAX, false, true);
         PrometheusMeterRegistry meters = registry;

@@ -6,58 +6,44 @@ import io.grpc.netty.shaded.io.netty.handler.ssl.SslContext;
 import io.grpc.netty.shaded.io.netty.handler.ssl.SslContextBuilder;
 import io.grpc.util.AdvancedTlsX509KeyManager;
 import io.grpc.util.AdvancedTlsX509TrustManager;
+import io.lastunit.common.reload.ReloadingFiles;
 import java.io.IOException;
-import java.nio.file.Files;
+import java.security.GeneralSecurityException;
 import java.time.Instant;
 import java.time.InstantSource;
-import java.util.Arrays;
+import java.util.List;
 import java.util.Optional;
-import java.util.concurrent.Executors;
-import java.util.concurrent.ScheduledExecutorService;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicLong;
 import javax.net.ssl.SSLException;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 /**
  * A service's mutual-TLS identity and trust, read from its {@link MutualTls} files and read again
- * every reload interval, so a certificate, key or CA rotated on disk is taken without a restart:
- * new connections use it, connections already open keep theirs. The gRPC contexts it builds
- * ({@link #forServer}, {@link #forClient}) read the current key and trust on every handshake
- * (grpc-java's {@link AdvancedTlsX509KeyManager} and {@link AdvancedTlsX509TrustManager}).
+ * every reload interval ({@link ReloadingFiles}), so a certificate, key or CA rotated on disk is
+ * taken without a restart: new connections use it, connections already open keep theirs. The gRPC
+ * contexts it builds ({@link #forServer}, {@link #forClient}) read the current key and trust on
+ * every handshake (grpc-java's {@link AdvancedTlsX509KeyManager} and {@link AdvancedTlsX509TrustManager};
+ * their own file watchers allow no period under a minute and do not check that a key matches).
  *
  * <p>Every read is checked whole before anything is swapped ({@link TlsFiles}): a chain whose key
  * does not match (a rotation caught between its two files), an expired or not-yet-valid
  * certificate, one without a lastunit identity, or an unreadable file keeps the credentials in use,
- * is logged once per distinct content, and counts in {@link #reloadFailures()}; the next read tries
- * again. The first read at {@link #load} must succeed. Thread-safe.
+ * is logged once per distinct content, and counts in {@link #reloadFailures()}. The first read must
+ * succeed. Thread-safe.
  *
  * <p>Hazard: the listener asks for client certificates without requiring them
  * ({@code ClientAuth.OPTIONAL}); {@link PeerAuthInterceptor} must guard every server built from
  * {@link #forServer}, or a caller without a certificate is served.
  */
 public final class TlsCredentials implements AutoCloseable {
-    private static final Logger log = LoggerFactory.getLogger(TlsCredentials.class);
+    /** Larger PEM files are refused: a chain and a CA bundle are a few KiB. */
+    static final long FILE_BYTES_MAX = 1 << 20;
 
-    private final MutualTls files;
-    private final InstantSource clock;
     private final AdvancedTlsX509KeyManager keys = new AdvancedTlsX509KeyManager();
     private final AdvancedTlsX509TrustManager trust;
-    /** Null for credentials read once ({@link #readOnce}). */
-    private ScheduledExecutorService reloader;
-    private final AtomicLong reloads = new AtomicLong();
-    private final AtomicLong failures = new AtomicLong();
-    private volatile TlsFiles current;
-    private volatile String lastFailure;
-    /** The bytes of the last read that failed, so one bad file is logged once, not every interval. */
-    private byte[][] lastFailedBytes;
+    private ReloadingFiles<TlsFiles> files;
     private SslContext server;
     private SslContext client;
 
-    private TlsCredentials(MutualTls files, InstantSource clock) {
-        this.files = files;
-        this.clock = clock;
+    private TlsCredentials() {
         try {
             this.trust = AdvancedTlsX509TrustManager.newBuilder()
                     .setVerification(AdvancedTlsX509TrustManager.Verification.CERTIFICATE_AND_HOST_NAME_VERIFICATION)
@@ -78,45 +64,36 @@ public final class TlsCredentials implements AutoCloseable {
 
     /** @param clock judges whether a certificate is valid now */
     public static TlsCredentials load(MutualTls files, InstantSource clock) {
-        TlsCredentials c = readOnce(files, clock);
-        c.reloader = Executors.newSingleThreadScheduledExecutor(r -> {
-            Thread t = new Thread(r, "tls-reload");
-            t.setDaemon(true);
-            return t;
-        });
-        long ms = files.reloadInterval().toMillis();
-        c.reloader.scheduleWithFixedDelay(c::reloadQuietly, ms, ms, TimeUnit.MILLISECONDS);
+        TlsCredentials c = new TlsCredentials();
+        c.files = ReloadingFiles.watch("TLS credentials", paths(files), FILE_BYTES_MAX, files.reloadInterval(),
+                bytes -> TlsFiles.parse(files, bytes, clock.instant()), c::take);
         return c;
     }
 
     /**
-     * Reads the files once, and never again unless {@link #reloadNow} is called: for a command that
+     * Reads the files once, and again only when {@link #reloadNow} is called: for a command that
      * runs for seconds. Holds no thread.
      *
      * @throws IllegalArgumentException naming the file and the problem
      */
     public static TlsCredentials readOnce(MutualTls files, InstantSource clock) {
-        TlsCredentials c = new TlsCredentials(files, clock);
-        c.take(TlsFiles.read(files, clock.instant()));
+        TlsCredentials c = new TlsCredentials();
+        c.files = ReloadingFiles.readOnce("TLS credentials", paths(files), FILE_BYTES_MAX,
+                bytes -> TlsFiles.parse(files, bytes, clock.instant()), c::take);
         return c;
     }
 
-    private void take(TlsFiles f) {
-        keys.updateIdentityCredentials(f.chain(), f.key());
-        try {
-            trust.updateTrustCredentials(f.authorities());
-        } catch (IOException | java.security.GeneralSecurityException e) {
-            throw new IllegalArgumentException("cannot trust the CA certificates of " + files.ca() + ": " + e.getMessage(), e);
-        }
-        current = f;
+    private static List<java.nio.file.Path> paths(MutualTls files) {
+        return List.of(files.certificate().toPath(), files.key().toPath(), files.ca().toPath());
     }
 
-    private void reloadQuietly() {
+    private void take(TlsFiles f) {
         try {
-            reloadNow();
-        } catch (RuntimeException e) {
-            log.warn("TLS credentials reload failed", e);
+            trust.updateTrustCredentials(f.authorities());
+        } catch (IOException | GeneralSecurityException e) {
+            throw new IllegalArgumentException("cannot trust the CA certificates: " + e.getMessage(), e);
         }
+        keys.updateIdentityCredentials(f.chain(), f.key());
     }
 
     /**
@@ -124,67 +101,33 @@ public final class TlsCredentials implements AutoCloseable {
      *
      * @return true when new credentials were taken
      */
-    public synchronized boolean reloadNow() {
-        byte[][] bytes;
-        try {
-            bytes = new byte[][] {Files.readAllBytes(files.certificate().toPath()), Files.readAllBytes(files.key().toPath()),
-                Files.readAllBytes(files.ca().toPath())};
-        } catch (IOException e) {
-            fail(null, "cannot read the TLS files (" + e + ")");
-            return false;
-        }
-        if (current.sameBytes(bytes)) {
-            return false;
-        }
-        Instant now = clock.instant();
-        try {
-            TlsFiles next = TlsFiles.parse(files, bytes, now);
-            take(next);
-        } catch (IllegalArgumentException e) {
-            fail(bytes, e.getMessage());
-            return false;
-        }
-        reloads.incrementAndGet();
-        lastFailure = null;
-        lastFailedBytes = null;
-        log.info("TLS credentials reloaded: {} (certificate {}, expires {})", current.identity().uri(),
-                files.certificate(), current.chain()[0].getNotAfter().toInstant());
-        return true;
-    }
-
-    private void fail(byte[][] bytes, String why) {
-        boolean repeat = bytes != null && lastFailedBytes != null && Arrays.deepEquals(bytes, lastFailedBytes);
-        lastFailedBytes = bytes;
-        lastFailure = why;
-        if (!repeat) {
-            failures.incrementAndGet();
-            log.warn("TLS credentials not reloaded, still using {}: {}", current.identity().uri(), why);
-        }
+    public boolean reloadNow() {
+        return files.reloadNow();
     }
 
     /** The identity the current certificate names. */
     public ServiceIdentity identity() {
-        return current.identity();
+        return files.current().identity();
     }
 
     /** When the current certificate expires. */
     public Instant notAfter() {
-        return current.chain()[0].getNotAfter().toInstant();
+        return files.current().chain()[0].getNotAfter().toInstant();
     }
 
     /** How many times new credentials were taken since the first read. */
     public long reloads() {
-        return reloads.get();
+        return files.reloads();
     }
 
     /** How many distinct contents of the files were refused on a reload. */
     public long reloadFailures() {
-        return failures.get();
+        return files.reloadFailures();
     }
 
     /** Why the latest reload failed, or empty when it did not. */
     public Optional<String> lastFailure() {
-        return Optional.ofNullable(lastFailure);
+        return files.lastFailure();
     }
 
     /** A server context: TLS only, client certificates asked for (not required) and checked against the CA. */
@@ -214,8 +157,6 @@ public final class TlsCredentials implements AutoCloseable {
 
     @Override
     public void close() {
-        if (reloader != null) {
-            reloader.shutdownNow();
-        }
+        files.close();
     }
 }

@@ -3,14 +3,12 @@ package io.lastunit.common.tls;
 import io.grpc.util.CertificateUtils;
 import java.io.ByteArrayInputStream;
 import java.io.IOException;
-import java.nio.file.Files;
 import java.security.GeneralSecurityException;
 import java.security.PrivateKey;
 import java.security.SecureRandom;
 import java.security.Signature;
 import java.security.cert.X509Certificate;
 import java.time.Instant;
-import java.util.Arrays;
 import java.util.Optional;
 
 /**
@@ -18,21 +16,7 @@ import java.util.Optional;
  * valid at {@code now}, names a lastunit identity, and matches the key; the CA file holds at least
  * one certificate. Immutable (the arrays are not handed out to be changed).
  */
-record TlsFiles(X509Certificate[] chain, PrivateKey key, X509Certificate[] authorities, ServiceIdentity identity,
-                byte[][] bytes) {
-
-    static TlsFiles read(MutualTls files, Instant now) {
-        byte[][] bytes = new byte[3][];
-        java.io.File[] all = {files.certificate(), files.key(), files.ca()};
-        for (int i = 0; i < all.length; i++) {
-            try {
-                bytes[i] = Files.readAllBytes(all[i].toPath());
-            } catch (IOException e) {
-                throw new IllegalArgumentException("cannot read " + all[i] + ": " + e.getMessage(), e);
-            }
-        }
-        return parse(files, bytes, now);
-    }
+record TlsFiles(X509Certificate[] chain, PrivateKey key, X509Certificate[] authorities, ServiceIdentity identity) {
 
     /** @param bytes the certificate, key and CA files' contents, in that order */
     static TlsFiles parse(MutualTls files, byte[][] bytes, Instant now) {
@@ -58,7 +42,7 @@ record TlsFiles(X509Certificate[] chain, PrivateKey key, X509Certificate[] autho
                     + " (a rotation half written? both files are read again at the next reload)");
         }
         X509Certificate[] authorities = certificates(files.ca(), bytes[2]);
-        return new TlsFiles(chain, key, authorities, identity.get(), bytes);
+        return new TlsFiles(chain, key, authorities, identity.get());
     }
 
     private static X509Certificate[] certificates(java.io.File file, byte[] pem) {
@@ -95,9 +79,5 @@ record TlsFiles(X509Certificate[] chain, PrivateKey key, X509Certificate[] autho
         } catch (GeneralSecurityException e) {
             return false;
         }
-    }
-
-    boolean sameBytes(byte[][] other) {
-        return Arrays.deepEquals(bytes, other);
     }
 }
