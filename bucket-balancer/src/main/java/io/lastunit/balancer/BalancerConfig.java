@@ -42,6 +42,8 @@ import java.util.List;
  * @param shutdownGrace         how long a stopping balancer says NOT_SERVING (process and
  *                              BalancerService) while it still takes calls, before it gives up the
  *                              lead and stops: 0 to 5 minutes
+ * @param healthPort            a plaintext port serving only gRPC health, for probes that cannot speak TLS;
+ *                              {@code -1}: none, 0: any free one
  * @param mutualTls             mutual TLS (null: off): the listener serves TLS and admits routers only
  *                              (BalancerAllowList), and shard nodes are dialled with this identity; not
  *                              with tlsCertificate or shardTrustCertificate
@@ -76,6 +78,7 @@ public record BalancerConfig(
         File tlsKey,
         io.lastunit.common.metrics.MetricsConfig metrics,
         Duration shutdownGrace,
+        int healthPort,
         io.lastunit.common.tls.MutualTls mutualTls,
         io.lastunit.common.topology.ZooKeeperCredentials zookeeperCredentials) {
 
@@ -105,6 +108,9 @@ public record BalancerConfig(
         within(problems, "recoveryInterval", recoveryInterval, Duration.ofMillis(10), Duration.ofHours(24));
         within(problems, "metricsLogInterval", metricsLogInterval, Duration.ofSeconds(1), Duration.ofHours(24));
         within(problems, "shutdownGrace", shutdownGrace, Duration.ZERO, Duration.ofMinutes(5));
+        if (!io.lastunit.common.lifecycle.NodeServer.isHealthPort(healthPort)) {
+            problems.add("healthPort=" + healthPort + " is not -1 (none), 0 (any free one) or a port up to 65535");
+        }
         try {
             new BalancePolicy(hysteresis, minTransfer, collapseFraction, collapseMin, demandFloor);
         } catch (IllegalArgumentException e) {
@@ -152,7 +158,7 @@ public record BalancerConfig(
                 Duration.ofSeconds(10), Duration.ofSeconds(1), 0.25, 16, 0.02, 64, 0.1, Duration.ofSeconds(10),
                 Duration.ofSeconds(5), 2, 3, Duration.ofSeconds(5), Duration.ofSeconds(10), 256, 4, 1_024,
                 Duration.ofSeconds(60), null, null, null, io.lastunit.common.metrics.MetricsConfig.on("127.0.0.1"),
-                Duration.ZERO, null, null);
+                Duration.ZERO, io.lastunit.common.lifecycle.NodeServer.HEALTH_PORT_OFF, null, null);
     }
 
     public BalancePolicy policy() {
@@ -202,6 +208,7 @@ public record BalancerConfig(
         public File tlsKey;
         public io.lastunit.common.metrics.MetricsConfig metrics;
         public Duration shutdownGrace;
+        public int healthPort;
         public io.lastunit.common.tls.MutualTls mutualTls;
         public io.lastunit.common.topology.ZooKeeperCredentials zookeeperCredentials;
 
@@ -234,6 +241,7 @@ public record BalancerConfig(
             tlsKey = c.tlsKey;
             metrics = c.metrics;
             shutdownGrace = c.shutdownGrace;
+            healthPort = c.healthPort;
             mutualTls = c.mutualTls;
             zookeeperCredentials = c.zookeeperCredentials;
         }
@@ -243,7 +251,8 @@ public record BalancerConfig(
                     topologyStaleMax, interval, hysteresis, minTransfer, collapseFraction, collapseMin, demandFloor,
                     demandWindow, invariantInterval, invariantConsecutive, stepAttemptsMax, stepTimeout,
                     recoveryInterval, movesPerTickMax, pullThreads, pullQueueMax, metricsLogInterval,
-                    shardTrustCertificate, tlsCertificate, tlsKey, metrics, shutdownGrace, mutualTls, zookeeperCredentials);
+                    shardTrustCertificate, tlsCertificate, tlsKey, metrics, shutdownGrace, healthPort,
+                    mutualTls, zookeeperCredentials);
         }
     }
 }

@@ -111,6 +111,8 @@ public final class BalancerNode implements AutoCloseable {
     private ThreadPoolExecutor pullThreads;
     private ScheduledExecutorService scheduler;
     private Server server;
+    /** The plaintext health-only listener, or null when there is none. */
+    private Server healthListener;
     private HealthStatusManager health;
     private Leadership leadership;
     private String address;
@@ -196,6 +198,11 @@ public final class BalancerNode implements AutoCloseable {
         Server built = builder
                 .addService(new BalancerGrpcService(this::servingFence, topology, mover, pullThreads, metrics))
                 .build();
+        healthListener = NodeServer.startHealthListener(config.host(), config.healthPort(), health);
+        if (healthListener != null) {
+            // Registered before the server's closer, so it closes after it: probes see the drain.
+            lifecycle.onClose("health listener", healthListener::shutdownNow);
+        }
         lifecycle.onClose("gRPC server and workers", () -> stopServing(built, pulls));
         server = built.start();
         address = config.advertisedAddress().isEmpty() ? config.host() + ":" + server.getPort()
@@ -336,6 +343,11 @@ public final class BalancerNode implements AutoCloseable {
     /** The gRPC port (the bound one when configured 0). */
     public synchronized int port() {
         return server.getPort();
+    }
+
+    /** The port of the health-only listener, or -1 when there is none. */
+    public synchronized int healthPort() {
+        return healthListener == null ? -1 : healthListener.getPort();
     }
 
     /** host:port: participant id and, while leading, the published endpoint. */

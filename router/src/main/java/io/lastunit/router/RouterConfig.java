@@ -47,6 +47,14 @@ import java.util.List;
  *                              router before it is answered TENANT_MOVING (never past its deadline), within
  *                              [0, 60 s]; 0 answers at once
  * @param metrics               the management port ({@code /metrics}); the router's meters exist only when enabled
+ * @param shutdownGrace         how long a stopping router says NOT_SERVING while it still takes calls
+ * @param maxConnectionAge      how long a client connection may live before the router asks the client, with a
+ *                              GOAWAY, to open a new one, so that clients spread over routers started later
+ *                              (a rolling upgrade, a scale-out); zero keeps connections for as long as clients do
+ * @param maxConnectionAgeGrace how long calls in flight on a connection past its age may take before the
+ *                              connection is cut; only with {@code maxConnectionAge}
+ * @param healthPort            a plaintext port serving only gRPC health, for probes that cannot speak TLS;
+ *                              {@code -1}: none, 0: any free one
  * @param tokensFile            a file of grants, one a line, read again when it changes (GrantsFile);
  *                              instead of {@code tokenGrants}, null: the grants are {@code tokenGrants}
  * @param tokensReloadInterval  how often {@code tokensFile} is read again
@@ -85,6 +93,9 @@ public record RouterConfig(
         Duration movingHoldMax,
         io.lastunit.common.metrics.MetricsConfig metrics,
         Duration shutdownGrace,
+        Duration maxConnectionAge,
+        Duration maxConnectionAgeGrace,
+        int healthPort,
         File tokensFile,
         Duration tokensReloadInterval,
         io.lastunit.common.tls.MutualTls mutualTls,
@@ -96,6 +107,15 @@ public record RouterConfig(
     public static final int PULL_ATTEMPTS_LIMIT = 10;
     /** Longest {@code movingHoldMax}. */
     public static final Duration MOVING_HOLD_LIMIT = Duration.ofSeconds(60);
+    /**
+     * Shortest {@code maxConnectionAge} but zero: grpc-java raises anything shorter to one second, and
+     * a connection that lives less than that costs its handshakes more than it spreads.
+     */
+    public static final Duration MAX_CONNECTION_AGE_MIN = Duration.ofSeconds(1);
+    /** Longest {@code maxConnectionAge}: a longer one spreads clients too slowly to be worth setting. */
+    public static final Duration MAX_CONNECTION_AGE_LIMIT = Duration.ofDays(1);
+    /** Longest {@code maxConnectionAgeGrace}. */
+    public static final Duration MAX_CONNECTION_AGE_GRACE_LIMIT = Duration.ofMinutes(10);
 
     public RouterConfig {
         tokenGrants = List.copyOf(tokenGrants);
@@ -158,6 +178,20 @@ public record RouterConfig(
         }
         if (metrics == null) {
             problems.add("metrics is required (MetricsConfig.OFF to turn them off)");
+        }
+        if (maxConnectionAge == null || maxConnectionAge.isNegative() || (!maxConnectionAge.isZero()
+                && (maxConnectionAge.compareTo(MAX_CONNECTION_AGE_MIN) < 0
+                || maxConnectionAge.compareTo(MAX_CONNECTION_AGE_LIMIT) > 0))) {
+            problems.add("maxConnectionAge=" + maxConnectionAge + " is neither 0 (off) nor within ["
+                    + MAX_CONNECTION_AGE_MIN.toMillis() + " ms, " + MAX_CONNECTION_AGE_LIMIT.toMillis() + " ms]");
+        }
+        if (maxConnectionAgeGrace == null || maxConnectionAgeGrace.isNegative()
+                || maxConnectionAgeGrace.compareTo(MAX_CONNECTION_AGE_GRACE_LIMIT) > 0) {
+            problems.add("maxConnectionAgeGrace=" + maxConnectionAgeGrace + " is outside [0, "
+                    + MAX_CONNECTION_AGE_GRACE_LIMIT.toMillis() + " ms]");
+        }
+        if (!io.lastunit.common.lifecycle.NodeServer.isHealthPort(healthPort)) {
+            problems.add("healthPort=" + healthPort + " is not -1 (none), 0 (any free one) or a port up to 65535");
         }
         if (reserveQueueMax < 1) {
             problems.add("reserveQueueMax must be >= 1");

@@ -44,6 +44,7 @@ import java.util.List;
 import java.util.Set;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
 import java.util.function.LongSupplier;
 import org.apache.curator.framework.CuratorFramework;
 import org.slf4j.Logger;
@@ -74,6 +75,8 @@ public final class RouterNode implements AutoCloseable {
     private BalancerClient balancer;
     private ReservePipeline pipeline;
     private Server server;
+    /** The plaintext health-only listener, or null when there is none. */
+    private Server healthListener;
     /** The router's meters, or null when metrics are off. */
     private PrometheusMeterRegistry registry;
     private MetricsServer metricsServer;
@@ -172,6 +175,13 @@ public final class RouterNode implements AutoCloseable {
         if (config.tlsCertificate() != null) {
             b.sslContext(GrpcSslContexts.forServer(config.tlsCertificate(), config.tlsKey()).build());
         }
+        if (!config.maxConnectionAge().isZero()) {
+            // A client keeps its connection for as long as it can; behind a Service that means routers
+            // started later (a rolling upgrade, a scale-out) get no old client. An aged connection is
+            // sent a GOAWAY, its calls may finish within the grace, and the client connects anew.
+            b.maxConnectionAge(config.maxConnectionAge().toNanos(), TimeUnit.NANOSECONDS)
+                    .maxConnectionAgeGrace(config.maxConnectionAgeGrace().toNanos(), TimeUnit.NANOSECONDS);
+        }
         if (registry != null) {
             // Outermost: calls refused by authentication are counted too, with their status.
             b.intercept(Metrics.grpcServerInterceptor(registry));
@@ -179,6 +189,11 @@ public final class RouterNode implements AutoCloseable {
             lifecycle.onClose("metrics server", metricsServer::close);
         }
         Server built = b.build();
+        healthListener = NodeServer.startHealthListener(config.host(), config.healthPort(), health);
+        if (healthListener != null) {
+            // Registered before the server's closer, so it closes after it: probes see the drain.
+            lifecycle.onClose("health listener", healthListener::shutdownNow);
+        }
         lifecycle.onClose("gRPC server", () -> {
             ReadinessWatch r = readiness;
             if (r != null) {
@@ -242,6 +257,11 @@ public final class RouterNode implements AutoCloseable {
 
     public synchronized int port() {
         return server.getPort();
+    }
+
+    /** The port of the health-only listener, or -1 when there is none. */
+    public synchronized int healthPort() {
+        return healthListener == null ? -1 : healthListener.getPort();
     }
 
     /** Where the router's metrics are served ({@code http://host:port/metrics}), or empty when they are off. */

@@ -53,18 +53,21 @@ public record ShardConfig(
      *                                lane legitimately waits that long in one commit)
      * @param shutdownGrace           how long a stopping node says NOT_SERVING before it stops taking
      *                                calls, for load balancers to notice
+     * @param healthPort              a plaintext port serving only gRPC health, for probes that cannot
+     *                                speak TLS; {@code -1}: none, 0: any free one
      */
     public record Observability(io.lastunit.common.metrics.MetricsConfig metrics, Duration invariantCheckInterval,
                                 Duration databaseSampleInterval, Duration databaseDownMax, Duration laneStuckMax,
-                                Duration shutdownGrace) {
+                                Duration shutdownGrace, int healthPort) {
         public static final Duration INVARIANT_CHECK_DEFAULT = Duration.ofSeconds(60);
         public static final Duration DATABASE_SAMPLE_DEFAULT = Duration.ofSeconds(10);
         public static final Duration DATABASE_DOWN_MAX_DEFAULT = Duration.ofSeconds(5);
         public static final Duration LANE_STUCK_MAX_DEFAULT = Duration.ofSeconds(30);
-        /** Metrics on, on any free port of 127.0.0.1; the default schedules and bounds; no shutdown grace. */
+        /** Metrics on, on any free port of 127.0.0.1; the default schedules and bounds; no shutdown grace; no health port. */
         public static final Observability DEFAULTS = new Observability(
                 io.lastunit.common.metrics.MetricsConfig.on("127.0.0.1"), INVARIANT_CHECK_DEFAULT,
-                DATABASE_SAMPLE_DEFAULT, DATABASE_DOWN_MAX_DEFAULT, LANE_STUCK_MAX_DEFAULT, Duration.ZERO);
+                DATABASE_SAMPLE_DEFAULT, DATABASE_DOWN_MAX_DEFAULT, LANE_STUCK_MAX_DEFAULT, Duration.ZERO,
+                io.lastunit.common.lifecycle.NodeServer.HEALTH_PORT_OFF);
 
         public Observability {
             java.util.Objects.requireNonNull(metrics, "metrics");
@@ -80,6 +83,10 @@ public record ShardConfig(
             if (databaseSampleInterval == null || databaseSampleInterval.isNegative()) {
                 throw new IllegalArgumentException("database sample interval must be 0 (off) or positive, got "
                         + databaseSampleInterval);
+            }
+            if (!io.lastunit.common.lifecycle.NodeServer.isHealthPort(healthPort)) {
+                throw new IllegalArgumentException("health port must be -1 (none), 0 (any free one) or up to 65535, got "
+                        + healthPort);
             }
         }
     }
@@ -138,8 +145,9 @@ public record ShardConfig(
     }
 
     /**
-     * @param poolSize connections; 0 = 2 × lanes + read threads + 3 (each lane's batch and its
-     *                 borrows, the readers, the sweeper, the move thread, a spare). Fewer than lanes + read threads
+     * @param poolSize connections; 0 = 3 × lanes + read threads + 3 (each lane's batch, its
+     *                 borrows and a seat write in flight beside them, the readers, the sweeper, the move
+     *                 thread, a spare). Fewer than lanes + read threads
      *                 + 2 would make lanes wait on the pool for their batches, so it is refused;
      *                 between the two, a borrow may wait for a connection another borrow returns.
      */
@@ -299,7 +307,7 @@ public record ShardConfig(
 
     /** The pool size in force. */
     public int poolSize() {
-        return jdbc.poolSize() != 0 ? jdbc.poolSize() : minPool(lanes, readThreads) + lanes.laneCount() + 1;
+        return jdbc.poolSize() != 0 ? jdbc.poolSize() : minPool(lanes, readThreads) + 2 * lanes.laneCount() + 1;
     }
 
     public ShardConfig withJdbc(Jdbc other) {

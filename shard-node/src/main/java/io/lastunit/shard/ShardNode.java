@@ -92,6 +92,8 @@ public final class ShardNode implements AutoCloseable {
     private ReadPool reads;
     private InvariantChecker checker;
     private Server server;
+    /** The plaintext health-only listener, or null when there is none. */
+    private Server healthListener;
     private InventoryGrpcService inventory;
     private ShardGrpcService shardService;
     private CuratorFramework curator;
@@ -258,6 +260,11 @@ public final class ShardNode implements AutoCloseable {
             lifecycle.onClose("metrics server", metricsServer::close);
         }
         Server built = builder.addService(inventory).addService(shardService).build();
+        healthListener = NodeServer.startHealthListener(config.host(), config.observability().healthPort(), health);
+        if (healthListener != null) {
+            // Registered before the server's closer, so it closes after it: probes see the drain.
+            lifecycle.onClose("health listener", healthListener::shutdownNow);
+        }
         lifecycle.onClose("gRPC server", () -> {
             ReadinessWatch r = readiness;
             if (r != null) {
@@ -350,6 +357,11 @@ public final class ShardNode implements AutoCloseable {
 
     public synchronized int port() {
         return server.getPort();
+    }
+
+    /** The port of the health-only listener, or -1 when there is none. */
+    public synchronized int healthPort() {
+        return healthListener == null ? -1 : healthListener.getPort();
     }
 
     /** Where the node's metrics are served ({@code http://host:port/metrics}), or empty when they are off. */

@@ -52,7 +52,8 @@ import org.openjdk.jmh.runner.IterationType;
  * database per trial ({@link BenchDatabase}, on the server of {@code LASTUNIT_BENCH_JDBC_URL}), a
  * standalone {@link ShardNode} on it with the shard defaults (4 lanes, batch-max 512; the
  * scheduled invariant check off, metrics on), the JMH threads as callers, each blocked on its call
- * ({@code -t 64}, {@code -t 256}), with a key and buyer never used before ({@link Caller}).
+ * ({@code -t 64}, {@code -t 256}; or, in {@link #reservePipelined}, keeping 64 calls in flight each:
+ * {@code -t 4 -p pipeline=64} is 256 in flight), with a key and buyer never used before ({@link Caller}).
  * Measured side by side with {@link SkipLockedBaseline}, the same calls as plain JDBC
  * transactions on the same server.
  *
@@ -401,6 +402,97 @@ public class SeatBench {
                         + " (hop " + hop + ")");
             }
             event = supply.soldOut(event);
+        }
+    }
+
+    /**
+     * The same calls as {@link #reserve}, from a caller that keeps {@link SeatPipeline#pipeline}
+     * of them in flight ({@code -t 4 -p pipeline=64}: 256 in flight from 4 threads, as an
+     * asynchronous service sends them; see {@link Pipeline} on why that is measured apart from 256
+     * blocked threads on 2 cores). Each invocation waits for its oldest call and sends a new one in
+     * its place; a call answered SOLD_OUT by a sold-out event is asked again of the next one, there
+     * and then (blocked, as {@link #reserve} does). Seat modes only, never the soldout ones.
+     */
+    @Benchmark
+    public ReserveResponse reservePipelined(Caller caller, SeatPipeline pipeline) throws Exception {
+        if (ask.soldOut()) {
+            throw new IllegalStateException("reservePipelined measures the seat modes, not " + mode);
+        }
+        SeatPipeline.Slot oldest = pipeline.oldest();
+        ReserveResponse r = oldest == null ? null : settle(caller, oldest);
+        int event = supply.current();
+        caller.next();
+        pipeline.replace(new SeatPipeline.Slot(event, engine.reserve(request(eventId(event), ask.seatMode, ask.seats,
+                caller.key(), caller.buyer()))));
+        return r;
+    }
+
+    /** Waits for one pipelined call; a SOLD_OUT from its sold-out event is asked again of the next. */
+    private ReserveResponse settle(Caller caller, SeatPipeline.Slot slot) throws Exception {
+        int event = slot.event();
+        ReserveResponse r = slot.answer().get(WAIT_SECONDS, TimeUnit.SECONDS);
+        for (int hop = 0; r.getOutcome() == ReserveOutcome.SOLD_OUT && hop < HOPS_MAX; hop++) {
+            event = supply.soldOut(event);
+            caller.next();
+            r = engine.reserve(request(eventId(event), ask.seatMode, ask.seats, caller.key(), caller.buyer()))
+                    .get(WAIT_SECONDS, TimeUnit.SECONDS);
+        }
+        if (r.getOutcome() != ReserveOutcome.RESERVED || r.getHold().getSeatIdsCount() != ask.seats) {
+            throw new IllegalStateException("expected RESERVED with " + ask.seats + " seats, got " + r.getOutcome()
+                    + " from " + eventId(event));
+        }
+        supply.taken(ask.seats);
+        calls.increment();
+        return r;
+    }
+
+    /**
+     * A benchmark thread's calls in flight for {@link #reservePipelined}: {@code pipeline} slots,
+     * the oldest answered first. Drained after each iteration (the answers are checked, not counted
+     * in the next one). One per JMH thread; not thread-safe.
+     */
+    @State(Scope.Thread)
+    public static class SeatPipeline {
+        record Slot(int event, CompletableFuture<ReserveResponse> answer) {
+        }
+
+        /** Calls each benchmark thread keeps in flight. */
+        @Param({"64"})
+        public int pipeline;
+
+        private Slot[] slots;
+        private int next;
+
+        @Setup(Level.Trial)
+        public void setUp() {
+            if (pipeline < 1 || pipeline > 4096) {
+                throw new IllegalArgumentException("pipeline must be 1..4096, got " + pipeline);
+            }
+            slots = new Slot[pipeline];
+        }
+
+        Slot oldest() {
+            return slots[next];
+        }
+
+        void replace(Slot slot) {
+            slots[next] = slot;
+            next = next + 1 == slots.length ? 0 : next + 1;
+        }
+
+        @TearDown(Level.Iteration)
+        public void drain() throws Exception {
+            for (int i = 0; i < slots.length; i++) {
+                if (slots[i] != null) {
+                    ReserveResponse r = slots[i].answer().get(WAIT_SECONDS, TimeUnit.SECONDS);
+                    if (r.getOutcome() != ReserveOutcome.RESERVED && r.getOutcome() != ReserveOutcome.SOLD_OUT) {
+                        throw new IllegalStateException("a pipelined seat call drained after the iteration: "
+                                + r.getOutcome());
+                    }
+                    slots[i] = null;
+                }
+            }
+            next = 0;
         }
     }
 

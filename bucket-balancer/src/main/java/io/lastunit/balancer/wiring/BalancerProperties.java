@@ -51,6 +51,7 @@ public class BalancerProperties {
     private String metricsHost = "";
     private int metricsPort = D.metrics().port();
     private long shutdownGraceMs = D.shutdownGrace().toMillis();
+    private int healthPort = D.healthPort();
 
     public BalancerConfig toConfig() {
         return new BalancerConfig(host, port, advertisedAddress, zookeeper, namespace,
@@ -61,7 +62,7 @@ public class BalancerProperties {
                 movesPerTickMax, pullThreads, pullQueueMax, Duration.ofMillis(metricsLogIntervalMs),
                 file(shardTrustCertificate), file(tlsCertificate), file(tlsKey),
                 new io.lastunit.common.metrics.MetricsConfig(metricsEnabled, metricsHost.isBlank() ? host : metricsHost,
-                        metricsPort), Duration.ofMillis(shutdownGraceMs),
+                        metricsPort), Duration.ofMillis(shutdownGraceMs), healthPort,
                 io.lastunit.common.tls.MutualTls.fromSettings("lastunit.balancer.mtls-", mtlsCertificate, mtlsKey, mtlsCa,
                         mtlsReloadIntervalMs),
                 io.lastunit.common.topology.ZooKeeperCredentials.parse("lastunit.balancer.zookeeper-credentials",
@@ -72,6 +73,8 @@ public class BalancerProperties {
         return path == null || path.isBlank() ? null : new File(path);
     }
 
+    public int getHealthPort() { return healthPort; }
+    public void setHealthPort(int v) { this.healthPort = v; }
     public long getShutdownGraceMs() { return shutdownGraceMs; }
     public void setShutdownGraceMs(long v) { this.shutdownGraceMs = v; }
     public boolean isMetricsEnabled() { return metricsEnabled; }

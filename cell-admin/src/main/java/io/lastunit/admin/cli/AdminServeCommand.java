@@ -65,6 +65,12 @@ public final class AdminServeCommand implements Callable<Integer> {
             description = "The metrics port (default ${DEFAULT-VALUE}: any free one, named in the start line).")
     int metricsPort = 0;
 
+    @Option(names = "--health-port", paramLabel = "PORT",
+            description = {"A plaintext port that serves only gRPC health, for probes that cannot speak TLS",
+                    "(Kubernetes' gRPC probes); health 'liveness' is SERVING while the process runs",
+                    "(default ${DEFAULT-VALUE}: none; 0: any free one)."})
+    int healthPort = io.lastunit.common.lifecycle.NodeServer.HEALTH_PORT_OFF;
+
     @Override
     public Integer call() throws Exception {
         AdminServer.Config config = config();
@@ -82,6 +88,7 @@ public final class AdminServeCommand implements Callable<Integer> {
         }, "lastunit-admin-shutdown"));
         out.println("lastunit admin server on " + host + ":" + server.port() + " (lastunit.admin.v1.AdminService),"
                 + " topology at " + admin.zookeeper + admin.namespace
+                + (server.healthPort() < 0 ? "" : "; health " + host + ":" + server.healthPort())
                 + server.metricsUrl().map(u -> "; metrics " + u).orElse("") + "; Ctrl-C stops it");
         out.flush();
         stopped.await();
@@ -111,6 +118,9 @@ public final class AdminServeCommand implements Callable<Integer> {
         if (metricsPort < 0 || metricsPort > 65_535) {
             problems.add("--metrics-port " + metricsPort + " is outside [0, 65535]");
         }
+        if (!io.lastunit.common.lifecycle.NodeServer.isHealthPort(healthPort)) {
+            problems.add("--health-port " + healthPort + " is not -1 (none), 0 (any free one) or a port up to 65535");
+        }
         if (movesMax < 1 || movesMax > 64) {
             problems.add("--moves-max " + movesMax + " is outside [1, 64]");
         }
@@ -127,7 +137,7 @@ public final class AdminServeCommand implements Callable<Integer> {
             return new AdminServer.Config(admin.zookeeper, admin.namespace, host, port, grants, admin.shardTrust(),
                     movesMax, Duration.ofMillis(resumeMs), MoverSettings.defaults(), MovePolicy.defaults(),
                     "admin-" + MoveCli.owner().substring(4), new io.lastunit.common.metrics.MetricsConfig(
-                            metricsEnabled, metricsHost.isBlank() ? host : metricsHost, metricsPort),
+                            metricsEnabled, metricsHost.isBlank() ? host : metricsHost, metricsPort), healthPort,
                     admin.security.mutualTls(), admin.security.zookeeper());
         } catch (IllegalArgumentException e) {
             throw new ParameterException(spec.commandLine(), e.getMessage());

@@ -18,7 +18,10 @@ import picocli.CommandLine.Spec;
 /**
  * {@code lastunit admin cells create NAME --region R --shard ID=REGION=HOST:PORT ...}: a new cell
  * with its fixed set of shards, written in one ZooKeeper transaction. The shard nodes are started
- * separately ({@code ./lastunit serve} with the same id, region and port).
+ * separately ({@code ./lastunit serve} with the same id, region and port). With {@code --exists-ok}
+ * a cell that already exists with exactly these regions and shards is success and nothing is
+ * written, so a deployment's bootstrap may run it on every rollout; a cell that exists with other
+ * regions or shards is still refused, naming the difference (cells never change their shards).
  */
 @Command(name = "create", mixinStandardHelpOptions = true,
         description = {"Create a cell and its fixed set of shards.",
@@ -43,6 +46,11 @@ public final class CellsCreateCommand implements Callable<Integer> {
             description = "A shard of the cell: its id (unique on the platform), its region and its node's address.")
     List<ShardSpec> shards = new ArrayList<>();
 
+    @Option(names = "--exists-ok",
+            description = "Succeed without writing anything when the cell exists with exactly these regions and shards"
+                    + " (for a bootstrap that runs again); a cell that exists otherwise is still refused.")
+    boolean existsOk;
+
     @Override
     public Integer call() {
         validate();
@@ -50,6 +58,11 @@ public final class CellsCreateCommand implements Callable<Integer> {
         PrintWriter out = spec.commandLine().getOut();
         List<ShardInfo> infos = shards.stream().map(s -> s.toShardInfo(name)).toList();
         try (ZooKeeperSession zk = admin.connect()) {
+            if (existsOk && zk.call(() -> existsAlready(zk, infos))) {
+                out.printf("cell %s exists with these regions and shards: nothing changed%n", name);
+                out.flush();
+                return ExitCodes.OK;
+            }
             zk.call(() -> {
                 zk.store().createCell(name, regions, infos);
                 return null;
@@ -65,6 +78,38 @@ public final class CellsCreateCommand implements Callable<Integer> {
             out.flush();
             return ExitCodes.OK;
         }
+    }
+
+    /**
+     * True when the cell exists with exactly these regions and shards; false when it does not exist
+     * (or has no shards yet: createCell adopts such a cell). Throws, naming the difference, when it
+     * exists with others.
+     */
+    private boolean existsAlready(ZooKeeperSession zk, List<ShardInfo> wanted) {
+        var existing = zk.store().cells().stream().filter(c -> c.getName().equals(name)).findFirst();
+        List<ShardInfo> have = zk.store().shards(name);
+        if (existing.isEmpty() || have.isEmpty()) {
+            return false;
+        }
+        List<String> problems = new ArrayList<>();
+        if (!Set.copyOf(existing.get().getRegionsList()).equals(new LinkedHashSet<>(regions))) {
+            problems.add("regions " + existing.get().getRegionsList() + ", not " + regions);
+        }
+        Set<ShardInfo> haveSet = new HashSet<>(have);
+        Set<ShardInfo> wantSet = new HashSet<>(wanted);
+        if (!haveSet.equals(wantSet)) {
+            problems.add("shards " + describe(have) + ", not " + describe(wanted));
+        }
+        if (!problems.isEmpty()) {
+            throw new IllegalStateException("cell " + name + " exists with " + String.join(" and ", problems)
+                    + " (a cell's shards never change: create another cell)");
+        }
+        return true;
+    }
+
+    private static String describe(List<ShardInfo> shards) {
+        return shards.stream().map(s -> s.getShardId() + "=" + s.getRegion() + "=" + s.getAddress()).sorted().toList()
+                .toString();
     }
 
     /** Everything that can be checked without ZooKeeper, every problem named at once. */

@@ -433,6 +433,7 @@ public final class LocalPlatform implements AutoCloseable {
         AdminServer.Config config = new AdminServer.Config(zookeeper, TopologyStore.ROOT_DEFAULT, "127.0.0.1", adminPort,
                 tokenGrants, trustFile, 4, adminResumeInterval, moverSettings, movePolicy,
                 "local-platform-" + ProcessHandle.current().pid(), metrics(),
+                io.lastunit.common.lifecycle.NodeServer.HEALTH_PORT_OFF,
                 credentials == null ? null : credentials.service(Role.ADMIN, "admin-server"), zookeeperCredentials());
         adminServer = new AdminServer(config, moveFaults, moverClock).start();
     }

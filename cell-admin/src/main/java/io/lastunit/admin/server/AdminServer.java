@@ -75,20 +75,22 @@ public final class AdminServer implements AutoCloseable {
      * @param runsMax        most moves run by this server at once
      * @param resumeInterval how often unowned moves are resumed; zero: never
      * @param metrics        the management port ({@code /metrics}); the meters exist only when enabled
+     * @param healthPort     a plaintext port serving only gRPC health, for probes that cannot speak TLS;
+     *                       {@code -1}: none, 0: any free one
      * @param mutualTls      mutual TLS (null: off): the listener serves TLS and admits only the admin role
      *                       (then the token), and shard nodes are dialled with this identity; not with shardTrust
      * @param zookeeperCredentials lastunit's ZooKeeper credentials, or null: none
      */
     public record Config(String zookeeper, String namespace, String host, int port, List<String> tokenGrants,
             File shardTrust, int runsMax, Duration resumeInterval, MoverSettings settings, MovePolicy policy,
-            String owner, MetricsConfig metrics, io.lastunit.common.tls.MutualTls mutualTls,
+            String owner, MetricsConfig metrics, int healthPort, io.lastunit.common.tls.MutualTls mutualTls,
             io.lastunit.common.topology.ZooKeeperCredentials zookeeperCredentials) {
         /** Without mutual TLS or ZooKeeper credentials. */
         public Config(String zookeeper, String namespace, String host, int port, List<String> tokenGrants,
                 File shardTrust, int runsMax, Duration resumeInterval, MoverSettings settings, MovePolicy policy,
-                String owner, MetricsConfig metrics) {
+                String owner, MetricsConfig metrics, int healthPort) {
             this(zookeeper, namespace, host, port, tokenGrants, shardTrust, runsMax, resumeInterval, settings, policy,
-                    owner, metrics, null, null);
+                    owner, metrics, healthPort, null, null);
         }
 
         public Config {
@@ -99,6 +101,9 @@ public final class AdminServer implements AutoCloseable {
             }
             if (port < 0 || port > 65_535) {
                 problems.add("port " + port + " is outside [0, 65535]");
+            }
+            if (!NodeServer.isHealthPort(healthPort)) {
+                problems.add("health port " + healthPort + " is not -1 (none), 0 (any free one) or a port up to 65535");
             }
             tokenGrants = List.copyOf(tokenGrants);
             try {
@@ -136,6 +141,8 @@ public final class AdminServer implements AutoCloseable {
     private CuratorFramework curator;
     private Moves moves;
     private Server server;
+    /** The plaintext health-only listener, or null when there is none. */
+    private Server healthListener;
     /** The admin service's meters, or null when metrics are off. */
     private PrometheusMeterRegistry registry;
     private MetricsServer metricsServer;
@@ -209,6 +216,11 @@ public final class AdminServer implements AutoCloseable {
             lifecycle.onClose("metrics server", metricsServer::close);
         }
         Server built = builder.addService(new AdminGrpcService(moves, calls)).build();
+        healthListener = NodeServer.startHealthListener(config.host(), config.healthPort(), health);
+        if (healthListener != null) {
+            // Registered before the server's closer, so it closes after it: probes see the drain.
+            lifecycle.onClose("health listener", healthListener::shutdownNow);
+        }
         lifecycle.onClose("gRPC server", () -> {
             NodeServer.stop(built, health);
             callsCloser.close();
@@ -246,6 +258,11 @@ public final class AdminServer implements AutoCloseable {
     /** The bound port (the chosen one when configured 0). */
     public synchronized int port() {
         return server.getPort();
+    }
+
+    /** The port of the health-only listener, or -1 when there is none. */
+    public synchronized int healthPort() {
+        return healthListener == null ? -1 : healthListener.getPort();
     }
 
     public String host() {

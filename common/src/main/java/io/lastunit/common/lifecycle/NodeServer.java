@@ -17,10 +17,22 @@ import java.util.concurrent.TimeUnit;
  * serves health ({@code grpc.health.v1}) and server reflection v1 and v1alpha, and it lets
  * clients ping every 10 s, also without calls. And its stop: NOT_SERVING, no new calls, a bounded
  * wait for the calls in flight, then the rest cut. Stateless.
+ *
+ * <p>Health has two meanings. The whole server ({@code ""}) and the node's own services say whether
+ * the node can do its work now (readiness: a node whose database or ZooKeeper is away says
+ * NOT_SERVING). {@link #LIVENESS} says only that the process runs and answers: it is SERVING from
+ * the start until the node stops, whatever its dependencies do, so a probe that restarts processes
+ * does not restart every node of a platform while a dependency is away. A node may also serve health
+ * alone on a plaintext port of its own ({@link #startHealthListener}): probes that cannot speak TLS,
+ * such as Kubernetes' native gRPC probes, reach it while the main port serves TLS only.
  */
 public final class NodeServer {
     /** How long a stopping server waits for its calls in flight before it cuts them. */
     public static final Duration STOP_WAIT = Duration.ofSeconds(5);
+    /** The health service name that is SERVING while the process runs (see the class comment). */
+    public static final String LIVENESS = "liveness";
+    /** A {@code health-port} setting with this value opens no health listener. */
+    public static final int HEALTH_PORT_OFF = -1;
 
     private NodeServer() {
     }
@@ -32,6 +44,7 @@ public final class NodeServer {
      */
     public static NettyServerBuilder builder(String host, int port, HealthStatusManager health,
                                              int inboundMessageBytesMax) {
+        health.setStatus(LIVENESS, ServingStatus.SERVING);
         return NettyServerBuilder.forAddress(new InetSocketAddress(host, port))
                 .directExecutor()
                 .addService(health.getHealthService())
@@ -40,6 +53,34 @@ public final class NodeServer {
                 .permitKeepAliveTime(10, TimeUnit.SECONDS)
                 .permitKeepAliveWithoutCalls(true)
                 .maxInboundMessageSize(inboundMessageBytesMax);
+    }
+
+    /**
+     * Starts a plaintext server on {@code host:port} that serves only {@code health} (the node's own
+     * health manager, so it says what the main port's health says); {@code port} 0 takes a free one.
+     * Returns null when {@code port} is {@link #HEALTH_PORT_OFF}. It takes no other call, so it
+     * needs no TLS: it tells nothing but the serving states. Stop it after the main server, so a
+     * probe sees the node's NOT_SERVING while it drains: {@code shutdownNow()}.
+     */
+    public static Server startHealthListener(String host, int port, HealthStatusManager health) throws java.io.IOException {
+        if (port == HEALTH_PORT_OFF) {
+            return null;
+        }
+        if (port < 0 || port > 65_535) {
+            throw new IllegalArgumentException("health port must be -1 (none), 0 (any free one) or up to 65535, got "
+                    + port);
+        }
+        return NettyServerBuilder.forAddress(new InetSocketAddress(host, port))
+                .directExecutor()
+                .addService(health.getHealthService())
+                .maxInboundMessageSize(1 << 12)
+                .build()
+                .start();
+    }
+
+    /** Checks a {@code health-port} setting: -1 (none), 0 (any free port) or a port. */
+    public static boolean isHealthPort(int port) {
+        return port >= HEALTH_PORT_OFF && port <= 65_535;
     }
 
     /** The older reflection protocol: some clients (older grpcurl releases among them) speak only this one. */

@@ -58,6 +58,10 @@ public class RouterProperties {
     private String metricsHost = "";
     private int metricsPort = 0;
     private long shutdownGraceMs = 0;
+    /** 0: client connections live as long as the clients keep them. */
+    private long maxConnectionAgeMs = 0;
+    private long maxConnectionAgeGraceMs = 30_000;
+    private int healthPort = io.lastunit.common.lifecycle.NodeServer.HEALTH_PORT_OFF;
     private int reserveQuantityMax = LIMITS.reserveQuantityMax();
     private long holdTtlMinMs = LIMITS.holdTtlMinMs();
     private long holdTtlMaxMs = LIMITS.holdTtlMaxMs();
@@ -75,6 +79,7 @@ public class RouterProperties {
                 reserveBatchMax, reserveBatchesInFlightMax, reserveBatchHoldAbove, reserveQueueMax,
                 Duration.ofMillis(movingHoldMaxMs), new io.lastunit.common.metrics.MetricsConfig(metricsEnabled,
                         metricsHost.isBlank() ? host : metricsHost, metricsPort), Duration.ofMillis(shutdownGraceMs),
+                Duration.ofMillis(maxConnectionAgeMs), Duration.ofMillis(maxConnectionAgeGraceMs), healthPort,
                 file(tokensFile), Duration.ofMillis(tokensReloadIntervalMs),
                 io.lastunit.common.tls.MutualTls.fromSettings("lastunit.router.mtls-", mtlsCertificate, mtlsKey, mtlsCa,
                         mtlsReloadIntervalMs),
@@ -162,6 +167,12 @@ public class RouterProperties {
     public void setMetricsHost(String v) { this.metricsHost = v; }
     public long getShutdownGraceMs() { return shutdownGraceMs; }
     public void setShutdownGraceMs(long v) { this.shutdownGraceMs = v; }
+    public long getMaxConnectionAgeMs() { return maxConnectionAgeMs; }
+    public void setMaxConnectionAgeMs(long v) { this.maxConnectionAgeMs = v; }
+    public long getMaxConnectionAgeGraceMs() { return maxConnectionAgeGraceMs; }
+    public void setMaxConnectionAgeGraceMs(long v) { this.maxConnectionAgeGraceMs = v; }
+    public int getHealthPort() { return healthPort; }
+    public void setHealthPort(int v) { this.healthPort = v; }
     public int getMetricsPort() { return metricsPort; }
     public void setMetricsPort(int v) { this.metricsPort = v; }
     public int getReserveQuantityMax() { return reserveQuantityMax; }

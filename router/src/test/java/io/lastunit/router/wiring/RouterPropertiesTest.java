@@ -153,4 +153,28 @@ class RouterPropertiesTest {
                 .hasMessage("invalid router config: reserveBatchesInFlightMax must be >= 1; reserveBatchHoldAbove must be"
                         + " >= 0; reserveQueueMax must be >= 1");
     }
+
+    @Test
+    void listenerSettings_defaultToNoConnectionAgeAndNoHealthPort() {
+        RouterConfig c = properties().toConfig();
+
+        assertThat(c.maxConnectionAge()).isZero();
+        assertThat(c.maxConnectionAgeGrace()).isEqualTo(Duration.ofSeconds(30));
+        assertThat(c.healthPort()).isEqualTo(-1);
+    }
+
+    @Test
+    void listenerSettings_bindFromTheirDocumentedKeys() {
+        try (ApplicationContext ctx = ApplicationContext.run(Map.of(
+                "lastunit.router.tokens", List.of("0".repeat(64) + ":ops:*:admin"),
+                "lastunit.router.max-connection-age-ms", 300_000,
+                "lastunit.router.max-connection-age-grace-ms", 20_000,
+                "lastunit.router.health-port", 7401))) {
+            RouterConfig c = ctx.getBean(RouterConfig.class);
+
+            assertThat(c.maxConnectionAge()).isEqualTo(Duration.ofMinutes(5));
+            assertThat(c.maxConnectionAgeGrace()).isEqualTo(Duration.ofSeconds(20));
+            assertThat(c.healthPort()).isEqualTo(7401);
+        }
+    }
 }

@@ -162,6 +162,7 @@ final class Lane implements Runnable {
                     }
                     Op first = queue.poll(20, TimeUnit.MILLISECONDS);
                     if (first == null) {
+                        seats.idle(); // a seat write the database refused is decided again now
                         continue;
                     }
                     batch.add(first);
@@ -173,6 +174,7 @@ final class Lane implements Runnable {
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         } finally {
+            seats.close();
             failQueued();
         }
     }
@@ -224,6 +226,7 @@ final class Lane implements Runnable {
         busy = true;
         try {
             processBatch(batch);
+            seats.idle();
         } finally {
             busy = false;
         }

@@ -56,7 +56,11 @@ import org.slf4j.LoggerFactory;
  * loaded again and the batch decided again, at most {@link #REDO_MAX} times. Two holds can never
  * name one seat.
  *
- * <p>Lane-confined: only the lane's thread calls it. Hazard: a write whose outcome is unknown (the
+ * <p>A batch of fresh Reserves alone (the hot path of a sale) does not wait for the batch before
+ * it: it is decided on the memory that batch left and written beside it ({@link SeatWrites}, at
+ * most two in flight); anything else on the item waits until its writes in flight ended.
+ *
+ * <p>Lane-confined: only the lane's thread calls it (the writes in flight run on writer threads). Hazard: a write whose outcome is unknown (the
  * commit failed) drops the item, and its callers are told to retry with the same key.
  */
 final class SeatLane {
@@ -82,6 +86,8 @@ final class SeatLane {
     private final Duration retryAfter;
     private final DbClock clock;
     private final SeatStore store = new SeatStore();
+    /** Batches of new holds still being written while the lane decides the next ({@link SeatWrites}). */
+    private final SeatWrites writes;
     private final ItemStore items = new ItemStore();
     /**
      * Seats the lane keeps in memory over all its items (about 500 bytes each); past it the items
@@ -98,7 +104,7 @@ final class SeatLane {
         }
     };
 
-    private record ItemRef(String tenant, String item) {
+    record ItemRef(String tenant, String item) {
     }
 
     SeatLane(int lane, Transactions transactions, Replier replier, Fence fence, Duration retryAfter,
@@ -109,6 +115,7 @@ final class SeatLane {
         this.fence = fence;
         this.retryAfter = retryAfter;
         this.clock = new DbClock(local);
+        this.writes = new SeatWrites(lane, replier);
     }
 
     /**
@@ -178,6 +185,7 @@ final class SeatLane {
 
     /** Every cached item of the tenant is dropped (a tenant move changed its rows). */
     void forgetTenant(String tenant) {
+        drainWrites();
         cache.entrySet().removeIf(e -> {
             boolean of = e.getKey().tenant().equals(tenant);
             if (of) {
@@ -242,6 +250,7 @@ final class SeatLane {
     }
 
     void restock(Op.Restock op) {
+        drainWrites();
         RestockRequest r = op.request();
         ItemRef ref = new ItemRef(r.getTenantId(), r.getItemId());
         if (!r.hasSeatMap()) {
@@ -318,6 +327,12 @@ final class SeatLane {
 
     /** Decides and writes the seated operations of one lane batch, item by item. Completes every one. */
     void apply(List<Op> ops) {
+        List<Op> all = settle(0); // the operations of refused writes first, as they came
+        all.addAll(ops);
+        byItem(all, true);
+    }
+
+    private void byItem(List<Op> ops, boolean mayOverlap) {
         Map<ItemRef, List<Op>> byItem = new LinkedHashMap<>();
         for (Op op : ops) {
             byItem.computeIfAbsent(new ItemRef(op.bucket().tenantId(), op.bucket().itemId()), k -> new ArrayList<>())
@@ -325,7 +340,12 @@ final class SeatLane {
         }
         for (Map.Entry<ItemRef, List<Op>> e : byItem.entrySet()) {
             try {
-                applyItem(e.getKey(), e.getValue());
+                if (!mayOverlap || !overlap(e.getKey(), e.getValue())) {
+                    if (writes.holds(e.getKey())) {
+                        drainWrites();
+                    }
+                    applyItem(e.getKey(), e.getValue());
+                }
             } catch (RuntimeException ex) {
                 uncache(e.getKey());
                 log.error("lane {}: seat batch of {}/{} failed", lane, e.getKey().tenant(), e.getKey().item(), ex);
@@ -336,6 +356,238 @@ final class SeatLane {
                 }
             }
         }
+    }
+
+    // ---------------------------------------------------------------- writes in flight
+
+    /** SQL state of a CHECK the statement would have broken: nothing was written. */
+    private static final String CHECK_VIOLATION = "23514";
+    /** Wait for no write: settle those that finished. */
+    private static final int NONE = 0;
+    /** Wait for every write in flight. */
+    private static final int ALL = Integer.MAX_VALUE;
+
+    /** Between batches: settles the writes that finished and decides the refused ones' operations again. */
+    void idle() {
+        if (writes.size() > 0) {
+            byItem(settle(NONE), false);
+        }
+    }
+
+    /** Waits for every write in flight, then decides the refused ones' operations again. */
+    private void drainWrites() {
+        if (writes.size() > 0) {
+            byItem(settle(ALL), false);
+        }
+    }
+
+    /** As the lane ends: waits for its writes; the operations of refused ones are told to retry. */
+    void close() {
+        List<Op> back = settle(ALL);
+        Failure f = Failure.retryable(Reason.SHUTTING_DOWN, "lane " + lane + " stopped before writing this request",
+                retryAfter);
+        back.forEach(op -> op.future().completeExceptionally(f));
+        try {
+            writes.close();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    /**
+     * Settles writes in the order they started, waiting for at least {@code waitFor} of them (the
+     * rest only if they finished): a write that committed gives its holds the database's times; one
+     * the database refused gives its operations back to be decided again and drops its item (the
+     * item's memory holds its holds; every later write of the item is refused too); one whose
+     * outcome is unknown fails its callers (retry with the same key) and drops its item. After a
+     * write that did not commit, it waits for all, so an item is loaded again only once every write
+     * decided on its memory has ended.
+     */
+    private List<Op> settle(int waitFor) {
+        List<Op> back = new ArrayList<>();
+        int wait = waitFor;
+        for (int settled = 0; writes.size() > 0 && (settled < wait || writes.oldest().done().isDone()); settled++) {
+            SeatWrites.Outcome o;
+            try {
+                o = writes.poll();
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                o = new SeatWrites.Outcome(writes.oldest(), null, e);
+                writes.drop();
+                wait = ALL;
+            }
+            ItemRef ref = (ItemRef) o.write().item();
+            if (o.failure() == null) {
+                if (!o.write().laterSent().get()) {
+                    back.addAll(o.write().laterOps()); // decided on a write that did not commit
+                }
+                SeatItem s = cache.get(ref);
+                if (s != null) {
+                    for (LiveHold h : o.write().holds()) {
+                        SeatStore.Placed at = o.placed().holds().get(h.key);
+                        s.settled(h, at.createdAtMicros(), at.expiresAtMicros());
+                    }
+                }
+                clock.measured(o.placed().dbNowMicros());
+                continue;
+            }
+            uncache(ref);
+            wait = ALL;
+            if (o.failure() instanceof SQLException e && (SeatStore.REFUSED.equals(e.getSQLState())
+                    || CHECK_VIOLATION.equals(e.getSQLState()))) {
+                back.addAll(o.write().ops());
+                continue;
+            }
+            SQLException cause = o.failure() instanceof SQLException e ? e
+                    : new SQLException("seat write " + o.failure(), o.failure());
+            log.warn("lane {}: a seat write of {}/{} failed; outcome unknown", lane, ref.tenant(), ref.item(),
+                    o.failure());
+            Failure f = Failure.storeUnavailable("seat batch failed; outcome unknown, retry with the same key", cause,
+                    retryAfter, ref.tenant(), ref.item());
+            o.write().ops().forEach(op -> op.future().completeExceptionally(f));
+        }
+        return back;
+    }
+
+    /**
+     * A batch of fresh Reserves alone on an item in memory, nothing due: decided now on the memory
+     * the writes in flight left, its holds placed in memory at once, and written by a writer thread
+     * as one statement while the lane goes on ({@link SeatWrites}). False when the batch is not
+     * such a batch (or a write before it was refused): it is then decided the usual way.
+     */
+    private boolean overlap(ItemRef ref, List<Op> ops) {
+        long now = clock.nowMicros();
+        if (!overlappable(cache.get(ref), ops, now)) {
+            return false;
+        }
+        if (writes.full()) {
+            List<Op> back = settle(1);
+            if (!back.isEmpty()) {
+                byItem(back, false);
+                return false;
+            }
+        }
+        SeatItem s = cache.get(ref);
+        if (!overlappable(s, ops, now)) {
+            return false;
+        }
+        Known none = new Known();
+        BitSet free = (BitSet) s.free.clone();
+        List<Supplier<Runnable>> answers = new ArrayList<>(ops.size());
+        List<Pending> pending = new ArrayList<>(ops.size());
+        for (Op op : ops) {
+            Pending p = checkReserve(s, (Op.Reserve) op, now, none, answers);
+            if (p != null) {
+                pending.add(p);
+            }
+        }
+        List<Placing> placing = new ArrayList<>(pending.size());
+        decideReserves(s, pending, free, now, Map.of(), placing, answers);
+        if (placing.isEmpty()) {
+            // Answers decided on the memory of the writes in flight: those must commit first.
+            List<Op> back = settle(ALL);
+            byItem(back, false);
+            if (cache.get(ref) != s) {
+                return false;
+            }
+            List<Runnable> completions = new ArrayList<>(answers.size());
+            answers.forEach(a -> completions.add(a.get()));
+            replier.reply(completions);
+            return true;
+        }
+        List<SeatStore.NewHold> rows = new ArrayList<>(placing.size());
+        int n = 0;
+        for (Placing p : placing) {
+            LiveHold h = p.hold();
+            rows.add(new SeatStore.NewHold(h.id, h.region, h.qty(), h.buyerId, h.key, h.fingerprint, p.ttlMs(),
+                    s.seatNos(h.seats)));
+            n += h.qty();
+        }
+        int[] nos = new int[n];
+        UUID[] hs = new UUID[n];
+        int k = 0;
+        for (Placing p : placing) {
+            for (int seatNo : s.seatNos(p.hold().seats)) {
+                nos[k] = seatNo;
+                hs[k++] = p.hold().id;
+            }
+        }
+        long[] expected = s.counters.clone();
+        long[] next = expected.clone();
+        next[1] -= n;
+        next[2] += n;
+        assertBalanced(ref, next);
+        // Memory first, as if committed: the next batch is decided on it while this one is written.
+        List<LiveHold> holds = new ArrayList<>(placing.size());
+        List<io.lastunit.api.inventory.v1.Hold> shown = new ArrayList<>(placing.size());
+        for (Placing p : placing) {
+            s.placed(p.hold());
+            holds.add(p.hold());
+            shown.add(s.proto(p.hold(), now));
+        }
+        System.arraycopy(next, 0, s.counters, 0, 4);
+        s.trimKeys();
+        List<Runnable> later = new ArrayList<>(answers.size());
+        answers.forEach(a -> later.add(a.get()));
+        List<Op> laterOps = new ArrayList<>(ops.size() - placing.size());
+        java.util.Set<Op> placed = java.util.Collections.newSetFromMap(new java.util.IdentityHashMap<>());
+        placing.forEach(p -> placed.add(p.op()));
+        for (Op op : ops) {
+            if (!placed.contains(op)) {
+                laterOps.add(op);
+            }
+        }
+        writes.submit(ref, List.copyOf(ops), holds, laterOps, later, () -> {
+            SeatStore.PlacedBatch done;
+            try (Connection w = transactions.connection()) {
+                w.setAutoCommit(true);
+                try {
+                    done = store.placeInOneStatement(w, ref.tenant(), ref.item(), rows, nos, hs, null, next);
+                } finally {
+                    try {
+                        w.setAutoCommit(false);
+                    } catch (SQLException ignored) {
+                        // a broken connection: the pool evicts it
+                    }
+                }
+            }
+            List<Runnable> completions = new ArrayList<>(placing.size());
+            for (int i = 0; i < placing.size(); i++) {
+                Placing p = placing.get(i);
+                SeatStore.Placed at = done.holds().get(p.hold().key);
+                ReserveResponse resp = ReserveResponse.newBuilder().setOutcome(ReserveOutcome.RESERVED)
+                        .setHold(shown.get(i).toBuilder().setCreatedAt(SeatItem.ts(at.createdAtMicros()))
+                                .setExpiresAt(SeatItem.ts(at.expiresAtMicros())))
+                        .build();
+                CompletableFuture<ReserveResponse> f = p.op().future();
+                completions.add(() -> f.complete(resp));
+            }
+            replier.reply(completions);
+            return done;
+        });
+        return true;
+    }
+
+    /**
+     * Whether a batch may be decided ahead of the writes in flight: the item is in memory, ACTIVE,
+     * caps no buyer (usage would have to be read), has no hold due, and every operation is a
+     * Reserve for seats with a key the item has not seen (a retry by key is answered after the
+     * writes in flight, the usual way).
+     */
+    private static boolean overlappable(SeatItem s, List<Op> ops, long now) {
+        if (s == null || s.perBuyerLimit != 0 || ItemState.of(s.state) != ItemState.ACTIVE
+                || !s.due(now - EXPIRY_MARGIN_MICROS, 1).isEmpty()) {
+            return false;
+        }
+        java.util.Set<String> keys = new java.util.HashSet<>();
+        for (Op op : ops) {
+            if (!(op instanceof Op.Reserve r) || !r.request().hasSeats()
+                    || s.byKey.containsKey(r.request().getIdempotencyKey())
+                    || !keys.add(r.request().getIdempotencyKey())) {
+                return false;
+            }
+        }
+        return true;
     }
 
     /** What the attempts at one item's batch share: holds and keys read from the database. */

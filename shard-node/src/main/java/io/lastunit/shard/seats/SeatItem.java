@@ -36,7 +36,8 @@ public final class SeatItem {
         public final String key;
         public final String fingerprint;
         public final int[] seats; // layout indexes, ascending
-        public final long createdAtMicros;
+        /** The database's times; the lane's estimate while the hold's write is in flight (see {@link #settled}). */
+        public long createdAtMicros;
         public HoldState state;
         public long expiresAtMicros;
         public boolean extended;
@@ -248,6 +249,16 @@ public final class SeatItem {
         }
     }
 
+    /**
+     * A hold placed before its write committed (the lane's estimate of its times) now has the
+     * database's times. Its expiry may be earlier than the estimate: the earliest-due bound follows.
+     */
+    public void settled(LiveHold h, long createdAtMicros, long expiresAtMicros) {
+        h.createdAtMicros = createdAtMicros;
+        h.expiresAtMicros = expiresAtMicros;
+        earliestDueMicros = Math.min(earliestDueMicros, expiresAtMicros);
+    }
+
     /** Seats taken off sale ({@code onSaleNow} false) or put back. */
     public void setOnSale(int[] seats, boolean onSaleNow) {
         for (int i : seats) {
@@ -304,7 +315,7 @@ public final class SeatItem {
                 .setKilled(layout.size() - onSale.cardinality()).build();
     }
 
-    static Timestamp ts(long micros) {
+    public static Timestamp ts(long micros) {
         return Timestamp.newBuilder().setSeconds(Math.floorDiv(micros, 1_000_000L))
                 .setNanos((int) (Math.floorMod(micros, 1_000_000L) * 1_000L)).build();
     }

@@ -466,6 +466,11 @@ public final class SeatStore {
      * counters were not as cached, {@code lastunit_require} raises SQL state
      * {@link #REFUSED} and nothing of it is written: the lane decides again, statement by statement,
      * which says what was off.
+     *
+     * <p>With {@code expected} null the counters move by the seats claimed (available down, held
+     * up) whatever they are: for batches written side by side ({@code SeatWrites}), which commit in
+     * any order. The claims stay the arbiter (a seat in no hold, on sale), and the bucket's CHECK
+     * refuses a count below zero (SQL state 23514, nothing written).
      */
     public PlacedBatch placeInOneStatement(Connection c, String tenant, String item, List<NewHold> holds,
                                            int[] seatNos, UUID[] seatHolds, long[] expected, long[] next)
@@ -477,17 +482,20 @@ public final class SeatStore {
                        AND s.hold_id IS NULL AND s.on_sale
                     RETURNING 1
                 ), b AS (
-                    UPDATE buckets SET allotment = ?, available = ?, held = ?, sold = ?
-                     WHERE tenant_id = ? AND item_id = ? AND bucket_no = 0
-                       AND allotment = ? AND available = ? AND held = ? AND sold = ?
+                    %s
                     RETURNING 1
                 )
                 SELECT lastunit_require((SELECT count(*) FROM ins) = ? AND (SELECT count(*) FROM cl) = ?
                                         AND (SELECT count(*) FROM b) = 1,
                                         'seat batch refused: a key already used, a seat not free or stale counters'),
                        %s, array_agg(i.idempotency_key), array_agg(%s), array_agg(%s)
-                  FROM ins i""".formatted(micros("clock_timestamp()"), micros("i.created_at"),
-                micros("i.expires_at"));
+                  FROM ins i""".formatted(expected == null ? """
+                    UPDATE buckets SET available = available - ?, held = held + ?
+                     WHERE tenant_id = ? AND item_id = ? AND bucket_no = 0""" : """
+                    UPDATE buckets SET allotment = ?, available = ?, held = ?, sold = ?
+                     WHERE tenant_id = ? AND item_id = ? AND bucket_no = 0
+                       AND allotment = ? AND available = ? AND held = ? AND sold = ?""",
+                micros("clock_timestamp()"), micros("i.created_at"), micros("i.expires_at"));
         try (PreparedStatement ps = c.prepareStatement(sql)) {
             int at = bindHolds(c, ps, 1, tenant, item, holds);
             Array nos = c.createArrayOf("int4", boxed(seatNos));
@@ -496,16 +504,23 @@ public final class SeatStore {
             ps.setString(at++, tenant);
             ps.setString(at++, item);
             ps.setArray(at++, nos);
-            for (int i = 0; i < 4; i++) {
-                ps.setLong(at + i, next[i]);
+            if (expected == null) {
+                ps.setLong(at++, seatNos.length);
+                ps.setLong(at++, seatNos.length);
+                ps.setString(at++, tenant);
+                ps.setString(at++, item);
+            } else {
+                for (int i = 0; i < 4; i++) {
+                    ps.setLong(at + i, next[i]);
+                }
+                at += 4;
+                ps.setString(at++, tenant);
+                ps.setString(at++, item);
+                for (int i = 0; i < 4; i++) {
+                    ps.setLong(at + i, expected[i]);
+                }
+                at += 4;
             }
-            at += 4;
-            ps.setString(at++, tenant);
-            ps.setString(at++, item);
-            for (int i = 0; i < 4; i++) {
-                ps.setLong(at + i, expected[i]);
-            }
-            at += 4;
             ps.setInt(at++, holds.size());
             ps.setInt(at, seatNos.length);
             Map<String, Placed> out = new HashMap<>();

@@ -46,6 +46,7 @@ public class ShardProperties {
     private long readinessDatabaseDownMaxMs = ShardConfig.Observability.DATABASE_DOWN_MAX_DEFAULT.toMillis();
     private long readinessLaneStuckMaxMs = ShardConfig.Observability.LANE_STUCK_MAX_DEFAULT.toMillis();
     private long shutdownGraceMs = 0;
+    private int healthPort = io.lastunit.common.lifecycle.NodeServer.HEALTH_PORT_OFF;
 
     private int lanes = LANES.laneCount();
     private int queueCapacity = LANES.queueCapacity();
@@ -140,7 +141,7 @@ public class ShardProperties {
                         metricsHost.isBlank() ? host : metricsHost, metricsPort),
                         Duration.ofMillis(invariantCheckIntervalMs), Duration.ofMillis(databaseSampleIntervalMs),
                         Duration.ofMillis(readinessDatabaseDownMaxMs), Duration.ofMillis(readinessLaneStuckMaxMs),
-                        Duration.ofMillis(shutdownGraceMs)));
+                        Duration.ofMillis(shutdownGraceMs), healthPort));
     }
 
     public String getMtlsCertificate() { return mtlsCertificate; }
@@ -205,6 +206,8 @@ public class ShardProperties {
     public void setReadinessDatabaseDownMaxMs(long v) { this.readinessDatabaseDownMaxMs = v; }
     public long getReadinessLaneStuckMaxMs() { return readinessLaneStuckMaxMs; }
     public void setReadinessLaneStuckMaxMs(long v) { this.readinessLaneStuckMaxMs = v; }
+    public int getHealthPort() { return healthPort; }
+    public void setHealthPort(int v) { this.healthPort = v; }
     public long getShutdownGraceMs() { return shutdownGraceMs; }
     public void setShutdownGraceMs(long v) { this.shutdownGraceMs = v; }
     public long getDatabaseSampleIntervalMs() { return databaseSampleIntervalMs; }

@@ -1,0 +1,207 @@
+package io.lastunit.k8s;
+
+import static io.lastunit.k8s.Manifests.at;
+import static io.lastunit.k8s.Manifests.list;
+import static io.lastunit.k8s.Manifests.map;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.util.List;
+import java.util.Map;
+import java.util.function.Consumer;
+import java.util.function.Function;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Each rule of {@link DeployRules} fails on a rendered overlay broken in the way it guards
+ * against, naming what is wrong, so a green {@link K8sManifestsTest} means the rules looked.
+ */
+class DeployRulesTest {
+    private static final Manifests PROD = Manifests.of("prod");
+
+    private static List<String> broken(Function<Manifests, List<String>> rule, Consumer<List<Map<String, Object>>> change) {
+        assertThat(rule.apply(PROD)).as("the rule passes on the real overlay").isEmpty();
+        return rule.apply(PROD.with(change));
+    }
+
+    private static Map<String, Object> object(List<Map<String, Object>> objects, String kind, String name) {
+        return objects.stream().filter(o -> kind.equals(o.get("kind")) && name.equals(Manifests.name(o))).findFirst()
+                .orElseThrow();
+    }
+
+    private static Map<String, Object> container(List<Map<String, Object>> objects, String kind, String name) {
+        return map(list(Manifests.podSpec(object(objects, kind, name)).get("containers"), "containers").get(0), "c");
+    }
+
+    private static List<Object> env(Map<String, Object> container) {
+        return list(container.get("env"), "env");
+    }
+
+    private static void setEnv(Map<String, Object> container, String name, String value) {
+        env(container).removeIf(e -> name.equals(map(e, "e").get("name")));
+        if (value != null) {
+            env(container).add(new java.util.LinkedHashMap<>(Map.of("name", name, "value", value)));
+        }
+    }
+
+    @Test
+    void containers_catchATagInsteadOfADigest_aMissingLimit_andRoot() {
+        List<String> problems = broken(DeployRules::containers, o -> {
+            container(o, "Deployment", "lastunit-router").put("image", "ghcr.io/lastunit/lastunit-router:latest");
+            map(map(container(o, "StatefulSet", "lastunit-shard").get("resources"), "r").get("limits"), "l")
+                    .remove("memory");
+            map(Manifests.podSpec(object(o, "StatefulSet", "lastunit-balancer")).get("securityContext"), "s")
+                    .put("runAsUser", 0);
+        });
+        assertThat(String.join("\n", problems)).contains(
+                "Deployment lastunit-router container router: image ghcr.io/lastunit/lastunit-router:latest is not pinned",
+                "StatefulSet lastunit-shard container shard-node: resources.limits.memory is not set",
+                "StatefulSet lastunit-balancer container bucket-balancer: runAsUser is 0, not 65532");
+    }
+
+    @Test
+    void probes_catchAMissingProbe_andALivenessThatAsksTheReadiness() {
+        List<String> problems = broken(DeployRules::probes, o -> {
+            container(o, "StatefulSet", "lastunit-zookeeper").remove("readinessProbe");
+            map(at(container(o, "Deployment", "lastunit-router"), "livenessProbe", "grpc"), "g").remove("service");
+        });
+        assertThat(String.join("\n", problems)).contains(
+                "StatefulSet lastunit-zookeeper container zookeeper: no readinessProbe",
+                "Deployment lastunit-router container router: livenessProbe asks health service '', not 'liveness'");
+    }
+
+    @Test
+    void ports_catchAPortTheSettingDoesNotOpen_aMissingConnectionAge_andAWrongAdvertisedName() {
+        List<String> problems = broken(DeployRules::ports, o -> {
+            setEnv(container(o, "StatefulSet", "lastunit-shard"), "LASTUNIT_SHARD_HEALTH_PORT", "7445");
+            setEnv(container(o, "Deployment", "lastunit-router"), "LASTUNIT_ROUTER_MAX_CONNECTION_AGE_MS", null);
+            setEnv(container(o, "StatefulSet", "lastunit-balancer"), "LASTUNIT_BALANCER_ADVERTISED_ADDRESS",
+                    "$(POD_NAME).lastunit-balancers:7500");
+        });
+        assertThat(String.join("\n", problems)).contains(
+                "container port health=7444 but its setting health-port is 7445",
+                "max-connection-age-ms is not set",
+                "LASTUNIT_BALANCER_ADVERTISED_ADDRESS is $(POD_NAME).lastunit-balancers:7500, not"
+                        + " $(POD_NAME).lastunit-balancer:7500");
+    }
+
+    @Test
+    void ports_catchAGrpcPortThatIsNotTheApplicationDefault() {
+        List<String> problems = broken(DeployRules::ports, o -> {
+            for (Object p : list(container(o, "Deployment", "lastunit-router").get("ports"), "ports")) {
+                if ("grpc".equals(map(p, "p").get("name"))) {
+                    map(p, "p").put("containerPort", 7399);
+                }
+            }
+        });
+        assertThat(String.join("\n", problems)).contains("container port grpc=7399 but its setting port is 7400");
+    }
+
+    @Test
+    void zookeeper_catchesAConnectStringWithoutANode() {
+        List<String> problems = broken(DeployRules::zookeeper, o -> {
+            for (Map<String, Object> cm : o) {
+                if ("ConfigMap".equals(cm.get("kind")) && Manifests.name(cm).startsWith("lastunit-platform")) {
+                    Map<String, Object> data = map(cm.get("data"), "data");
+                    data.put("ZOOKEEPER", data.get("ZOOKEEPER").toString().replaceFirst(",[^,]*$", ""));
+                }
+            }
+        });
+        assertThat(String.join("\n", problems)).contains("LASTUNIT_SHARD_ZOOKEEPER is", "not the ensemble");
+    }
+
+    @Test
+    void shards_catchAShardWithoutADatabase_andABootstrapThatIsNotIdempotent() {
+        List<String> problems = broken(DeployRules::shards, o -> {
+            map(object(o, "StatefulSet", "lastunit-shard").get("spec"), "spec").put("replicas", 3);
+            list(container(o, "Job", "lastunit-bootstrap").get("args"), "args").remove("--exists-ok");
+        });
+        assertThat(String.join("\n", problems)).contains(
+                "CloudNativePG clusters [lastunit-shard-0-db, lastunit-shard-1-db] are not one per shard",
+                "cells create without --exists-ok",
+                "lastunit-shard-2=$(REGION)=lastunit-shard-2.lastunit-shard:7443");
+    }
+
+    @Test
+    void disruptionBudgets_catchAWorkloadWithoutOne() {
+        List<String> problems = broken(DeployRules::disruptionBudgets,
+                o -> o.remove(object(o, "PodDisruptionBudget", "lastunit-balancer")));
+        assertThat(problems).contains("StatefulSet lastunit-balancer: selected by 0 PodDisruptionBudgets, not 1");
+    }
+
+    @Test
+    void networkPolicies_catchAShardOpenToAll_andADatabaseOpenToAnotherShard() {
+        List<String> problems = broken(DeployRules::networkPolicies, o -> {
+            list(at(object(o, "NetworkPolicy", "lastunit-shard"), "spec", "ingress"), "ingress")
+                    .add(new java.util.LinkedHashMap<>(Map.of("ports", List.of(Map.of("port", 7443)))));
+            Map<String, Object> rule = map(list(at(object(o, "NetworkPolicy", "lastunit-shard-0-db"), "spec", "ingress"),
+                    "ingress").get(0), "rule");
+            rule.put("from", List.of(Map.of("podSelector", Map.of("matchLabels",
+                    Map.of("app.kubernetes.io/component", "shard-node")))));
+        });
+        String all = String.join("\n", problems);
+        assertThat(all).contains("lastunit-zookeeper-0 can reach shard node lastunit-shard-0:7443",
+                "a pod in somewhere-else can reach shard node lastunit-shard-1:7443",
+                "lastunit-shard-1 can reach database lastunit-shard-0-db-1:5432");
+        assertThat(all).doesNotContain("lastunit-shard-0 cannot reach database lastunit-shard-0-db");
+    }
+
+    @Test
+    void networkPolicies_catchZooKeeperOpenToAnyPod() {
+        List<String> problems = broken(DeployRules::networkPolicies, o -> map(list(at(object(o, "NetworkPolicy",
+                "lastunit-zookeeper"), "spec", "ingress"), "ingress").get(0), "rule").remove("from"));
+        assertThat(String.join("\n", problems)).contains("an unlabelled pod can reach ZooKeeper lastunit-zookeeper-0:2181",
+                "lastunit-shard-0-db-1 can reach ZooKeeper");
+    }
+
+    @Test
+    void productionDatabases_catchAsynchronousFallback_tooFewInstances_andNoScheduledBackup() {
+        List<String> problems = broken(DeployRules::productionDatabases, o -> {
+            Map<String, Object> spec = map(object(o, "Cluster", "lastunit-shard-1-db").get("spec"), "spec");
+            spec.put("instances", 2);
+            map(at(spec, "postgresql", "synchronous"), "sync").put("dataDurability", "preferred");
+            o.remove(object(o, "ScheduledBackup", "lastunit-shard-1-db-nightly"));
+        });
+        assertThat(problems).contains("Cluster lastunit-shard-1-db: instances 2, fewer than 3",
+                "Cluster lastunit-shard-1-db: postgresql.synchronous.dataDurability is preferred, not required",
+                "Cluster lastunit-shard-1-db: no ScheduledBackup of it by its backup method");
+    }
+
+    @Test
+    void productionTls_catchesACertificateThatLacksAShardsName_andAPlaintextListener() {
+        List<String> problems = broken(DeployRules::productionTls, o -> {
+            list(at(object(o, "Certificate", "lastunit-shard-node"), "spec", "dnsNames"), "dnsNames")
+                    .remove("lastunit-shard-1.lastunit-shard");
+            setEnv(container(o, "StatefulSet", "lastunit-balancer"), "LASTUNIT_BALANCER_TLS_CERTIFICATE", null);
+        });
+        assertThat(problems).contains(
+                "Certificate lastunit-shard-node: lacks lastunit-shard-1.lastunit-shard, the address peers dial"
+                        + " StatefulSet lastunit-shard at",
+                "StatefulSet lastunit-balancer: LASTUNIT_BALANCER_TLS_CERTIFICATE is not /etc/lastunit/tls/tls.crt: its"
+                        + " listener is plaintext");
+    }
+
+    @Test
+    void secrets_catchASecretNobodyMakes() {
+        Manifests typo = PROD.with(o -> {
+            for (Object e : env(container(o, "StatefulSet", "lastunit-shard"))) {
+                Object ref = at(e, "valueFrom", "secretKeyRef");
+                if (ref != null) {
+                    map(ref, "ref").put("name", "lastunit-shard-dbs");
+                }
+            }
+        });
+        assertThat(DeployRules.secrets(typo, K8sManifestsTest.PROD_EXTERNAL_SECRETS)).singleElement().asString()
+                .contains("[lastunit-admin-grants, lastunit-backup-s3, lastunit-router-grants, lastunit-shard-db,"
+                        + " lastunit-shard-dbs]");
+    }
+
+    @Test
+    void monitoring_catchesAJobTheRulesExpectThatNoServiceNames() throws Exception {
+        String rules = K8sManifestsTest.rulesText();
+        assertThat(DeployRules.monitoring(PROD, rules)).isEmpty();
+        Manifests noShardJob = PROD.with(o -> Manifests.labels(object(o, "Service", "lastunit-shard"))
+                .remove("lastunit.io/job"));
+        assertThat(String.join("\n", DeployRules.monitoring(noShardJob, rules)))
+                .contains("Service lastunit-shard: scraped but has no label lastunit.io/job", "[lastunit-shard]");
+    }
+}
