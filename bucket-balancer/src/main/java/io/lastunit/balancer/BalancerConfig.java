@@ -44,6 +44,10 @@ import java.util.List;
  *                              lead and stops: 0 to 5 minutes
  * @param healthPort            a plaintext port serving only gRPC health, for probes that cannot speak TLS;
  *                              {@code -1}: none, 0: any free one
+ * @param mutualTls             mutual TLS (null: off): the listener serves TLS and admits routers only
+ *                              (BalancerAllowList), and shard nodes are dialled with this identity; not
+ *                              with tlsCertificate or shardTrustCertificate
+ * @param zookeeperCredentials  lastunit's ZooKeeper credentials (its znodes get their ACL), or null: none
  */
 public record BalancerConfig(
         String host,
@@ -74,7 +78,9 @@ public record BalancerConfig(
         File tlsKey,
         io.lastunit.common.metrics.MetricsConfig metrics,
         Duration shutdownGrace,
-        int healthPort) {
+        int healthPort,
+        io.lastunit.common.tls.MutualTls mutualTls,
+        io.lastunit.common.topology.ZooKeeperCredentials zookeeperCredentials) {
 
     public BalancerConfig {
         List<String> problems = new ArrayList<>();
@@ -132,6 +138,10 @@ public record BalancerConfig(
         if ((tlsCertificate == null) != (tlsKey == null)) {
             problems.add("tlsCertificate and tlsKey go together");
         }
+        if (mutualTls != null && (tlsCertificate != null || shardTrustCertificate != null)) {
+            problems.add("mtls-* (mutual TLS) and tls-certificate / shard-trust-certificate (TLS without client"
+                    + " certificates) are both set: give one");
+        }
         for (File f : new File[] {shardTrustCertificate, tlsCertificate, tlsKey}) {
             if (f != null && !f.canRead()) {
                 problems.add("cannot read " + f);
@@ -148,7 +158,7 @@ public record BalancerConfig(
                 Duration.ofSeconds(10), Duration.ofSeconds(1), 0.25, 16, 0.02, 64, 0.1, Duration.ofSeconds(10),
                 Duration.ofSeconds(5), 2, 3, Duration.ofSeconds(5), Duration.ofSeconds(10), 256, 4, 1_024,
                 Duration.ofSeconds(60), null, null, null, io.lastunit.common.metrics.MetricsConfig.on("127.0.0.1"),
-                Duration.ZERO, io.lastunit.common.lifecycle.NodeServer.HEALTH_PORT_OFF);
+                Duration.ZERO, io.lastunit.common.lifecycle.NodeServer.HEALTH_PORT_OFF, null, null);
     }
 
     public BalancePolicy policy() {
@@ -199,6 +209,8 @@ public record BalancerConfig(
         public io.lastunit.common.metrics.MetricsConfig metrics;
         public Duration shutdownGrace;
         public int healthPort;
+        public io.lastunit.common.tls.MutualTls mutualTls;
+        public io.lastunit.common.topology.ZooKeeperCredentials zookeeperCredentials;
 
         Builder(BalancerConfig c) {
             host = c.host;
@@ -230,6 +242,8 @@ public record BalancerConfig(
             metrics = c.metrics;
             shutdownGrace = c.shutdownGrace;
             healthPort = c.healthPort;
+            mutualTls = c.mutualTls;
+            zookeeperCredentials = c.zookeeperCredentials;
         }
 
         BalancerConfig build() {
@@ -237,7 +251,8 @@ public record BalancerConfig(
                     topologyStaleMax, interval, hysteresis, minTransfer, collapseFraction, collapseMin, demandFloor,
                     demandWindow, invariantInterval, invariantConsecutive, stepAttemptsMax, stepTimeout,
                     recoveryInterval, movesPerTickMax, pullThreads, pullQueueMax, metricsLogInterval,
-                    shardTrustCertificate, tlsCertificate, tlsKey, metrics, shutdownGrace, healthPort);
+                    shardTrustCertificate, tlsCertificate, tlsKey, metrics, shutdownGrace, healthPort,
+                    mutualTls, zookeeperCredentials);
         }
     }
 }

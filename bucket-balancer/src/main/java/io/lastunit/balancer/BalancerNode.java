@@ -28,6 +28,12 @@ import io.lastunit.common.lifecycle.NodeServer;
 import io.lastunit.common.metrics.Metrics;
 import io.lastunit.common.metrics.MetricsConfig;
 import io.lastunit.common.metrics.MetricsServer;
+import io.lastunit.common.lifecycle.NodeTls;
+import io.lastunit.common.tls.AllowList;
+import io.lastunit.common.tls.ClientTls;
+import io.lastunit.common.tls.PeerAuthInterceptor;
+import io.lastunit.common.tls.Role;
+import io.lastunit.common.tls.TlsCredentials;
 import io.lastunit.common.topology.Curators;
 import io.lastunit.common.topology.Topology;
 import io.lastunit.common.topology.TopologyCache;
@@ -85,6 +91,9 @@ public final class BalancerNode implements AutoCloseable {
     static final Duration WORKERS_STOP_WAIT = Duration.ofSeconds(5);
     /** How long a stop waits for each shard channel to terminate. */
     static final Duration SHARD_CHANNEL_CLOSE_WAIT = Duration.ofSeconds(2);
+    /** Under mutual TLS, only routers call a balancer (Pull, into a dry region). */
+    static final AllowList BALANCER_CALLERS = AllowList.builder("bucket-balancer")
+            .service(BalancerServiceGrpc.SERVICE_NAME, Role.ROUTER).build();
 
     private final BalancerConfig config;
     private final TransferFaults faults;
@@ -140,7 +149,7 @@ public final class BalancerNode implements AutoCloseable {
             registry = Metrics.newRegistry("balancer");
             metrics.bindTo(registry);
         }
-        curator = Curators.newClient(config.zookeeper(), config.zookeeperSessionTimeout());
+        curator = Curators.newClient(config.zookeeper(), config.zookeeperSessionTimeout(), config.zookeeperCredentials());
         lifecycle.onClose("ZooKeeper client", curator::close);
         curator.start();
         if (!curator.blockUntilConnected(30, TimeUnit.SECONDS)) {
@@ -149,7 +158,8 @@ public final class BalancerNode implements AutoCloseable {
         topology = new TopologyCache(curator, config.namespace(), config.topologyStaleMax(), InstantSource.system());
         lifecycle.onClose("topology cache", topology::close);
         topology.start(Duration.ofSeconds(30));
-        channels = shardChannels(config.shardTrustCertificate(), registry);
+        TlsCredentials credentials = NodeTls.open(config.mutualTls(), lifecycle, registry);
+        channels = shardChannels(ClientTls.of(credentials, config.shardTrustCertificate()), registry);
         lifecycle.onClose("shard channels", channels::close);
         topology.addListener(this::retainChannels);
         executor = new TransferExecutor(channels, faults, metrics, config.stepAttemptsMax(), config.stepTimeout(),
@@ -164,7 +174,10 @@ public final class BalancerNode implements AutoCloseable {
                 WORKERS_STOP_WAIT));
         health = new HealthStatusManager();
         NettyServerBuilder builder = NodeServer.builder(config.host(), config.port(), health, 1 << 16);
-        if (config.tlsCertificate() != null) {
+        if (credentials != null) {
+            // Inside the metrics interceptor (added below): refused calls are counted too.
+            builder.sslContext(credentials.forServer()).intercept(new PeerAuthInterceptor(BALANCER_CALLERS));
+        } else if (config.tlsCertificate() != null) {
             builder.sslContext(GrpcSslContexts.forServer(config.tlsCertificate(), config.tlsKey()).build());
         }
         if (registry != null) {
@@ -280,12 +293,12 @@ public final class BalancerNode implements AutoCloseable {
      * transparent retry stays on beneath the transfer steps' own retries.
      */
     static ShardChannels shardChannels(File trustCertificate) {
-        return shardChannels(trustCertificate, null);
+        return shardChannels(ClientTls.trusting(trustCertificate), null);
     }
 
-    /** As {@link #shardChannels(File)}, each channel's calls counted on {@code registry} when it is not null. */
-    static ShardChannels shardChannels(File trustCertificate, io.micrometer.core.instrument.MeterRegistry registry) {
-        ShardChannels.Dial dial = new ShardChannels.Dial(trustCertificate, SHARD_REPLY_BYTES_MAX, false, true);
+    /** As {@link #shardChannels(File)}, dialled as {@code tls} says, each channel's calls counted on {@code registry} when it is not null. */
+    static ShardChannels shardChannels(ClientTls tls, io.micrometer.core.instrument.MeterRegistry registry) {
+        ShardChannels.Dial dial = new ShardChannels.Dial(tls, SHARD_REPLY_BYTES_MAX, false, true);
         return new ShardChannels(address -> registry == null ? dial.open(address)
                 : dial.open(address, Metrics.grpcClientInterceptor(registry, address)), SHARD_CHANNEL_CLOSE_WAIT);
     }

@@ -1,6 +1,9 @@
 package io.lastunit.common;
 
 import com.tngtech.archunit.core.domain.JavaClasses;
+import io.lastunit.common.tls.AllowList;
+import io.lastunit.common.tls.Role;
+import io.lastunit.common.tls.ServiceIdentity;
 import io.lastunit.common.topology.Placement;
 import io.lastunit.common.topology.Topology;
 import io.lastunit.testkit.HouseRules;
@@ -19,6 +22,8 @@ class HouseRulesTest {
     void keysAndTopologyValuesArePure() {
         HouseRules.pure("io.lastunit.common.keys..").forEach(r -> r.check(CLASSES));
         HouseRules.pureClasses(Placement.class, Topology.class).forEach(r -> r.check(CLASSES));
+        // Who may call what is decided from values: the interceptor does the I/O.
+        HouseRules.pureClasses(AllowList.class, Role.class, ServiceIdentity.class).forEach(r -> r.check(CLASSES));
     }
 
     @Test

@@ -55,6 +55,12 @@ import java.util.List;
  *                              connection is cut; only with {@code maxConnectionAge}
  * @param healthPort            a plaintext port serving only gRPC health, for probes that cannot speak TLS;
  *                              {@code -1}: none, 0: any free one
+ * @param tokensFile            a file of grants, one a line, read again when it changes (GrantsFile);
+ *                              instead of {@code tokenGrants}, null: the grants are {@code tokenGrants}
+ * @param tokensReloadInterval  how often {@code tokensFile} is read again
+ * @param mutualTls             mutual TLS to shard nodes and the balancer with the router's own certificate
+ *                              (role router), or null; not with {@code shardTrustCertificate}
+ * @param zookeeperCredentials  lastunit's ZooKeeper credentials, or null: none
  */
 public record RouterConfig(
         String routerId,
@@ -89,7 +95,11 @@ public record RouterConfig(
         Duration shutdownGrace,
         Duration maxConnectionAge,
         Duration maxConnectionAgeGrace,
-        int healthPort) {
+        int healthPort,
+        File tokensFile,
+        Duration tokensReloadInterval,
+        io.lastunit.common.tls.MutualTls mutualTls,
+        io.lastunit.common.topology.ZooKeeperCredentials zookeeperCredentials) {
 
     /** Longest {@code pullWait}: a Reserve should not wait longer than this for stock to move. */
     public static final Duration PULL_WAIT_MAX = Duration.ofSeconds(60);
@@ -122,8 +132,22 @@ public record RouterConfig(
         if (namespace == null || !namespace.startsWith("/") || namespace.length() < 2) {
             problems.add("namespace must be an absolute znode path, got " + namespace);
         }
-        if (tokenGrants.isEmpty()) {
-            problems.add("tokenGrants is empty: no caller could authenticate");
+        if (tokensFile == null && tokenGrants.isEmpty()) {
+            problems.add("tokenGrants is empty (and no tokens-file): no caller could authenticate");
+        }
+        if (tokensFile != null && !tokenGrants.isEmpty()) {
+            problems.add("tokens and tokens-file are both set: give one");
+        }
+        if (tokensFile != null && !tokensFile.canRead()) {
+            problems.add("cannot read tokens-file " + tokensFile);
+        }
+        if (tokensReloadInterval == null || tokensReloadInterval.compareTo(Duration.ofMillis(100)) < 0
+                || tokensReloadInterval.compareTo(Duration.ofHours(1)) > 0) {
+            problems.add("tokensReloadInterval=" + tokensReloadInterval + " is outside [100 ms, 1 h]");
+        }
+        if (mutualTls != null && shardTrustCertificate != null) {
+            problems.add("mtls-* (mutual TLS to shards and the balancer) and shard-trust-certificate (TLS without a"
+                    + " client certificate) are both set: give one");
         }
         positive(problems, "topologyStaleMax", topologyStaleMax);
         positive(problems, "backoffBase", backoffBase);

@@ -14,7 +14,11 @@ import io.lastunit.common.metrics.Metrics;
 import io.lastunit.common.metrics.MetricsConfig;
 import io.lastunit.common.metrics.MetricsServer;
 import io.lastunit.common.health.ReadinessWatch;
+import io.lastunit.common.lifecycle.NodeTls;
+import io.lastunit.common.tls.ClientTls;
+import io.lastunit.common.tls.TlsCredentials;
 import io.lastunit.common.topology.Curators;
+import io.lastunit.router.auth.GrantsFile;
 import io.lastunit.common.topology.Topology;
 import io.lastunit.common.topology.TopologyCache;
 import io.lastunit.router.auth.AuthInterceptor;
@@ -76,6 +80,8 @@ public final class RouterNode implements AutoCloseable {
     /** The router's meters, or null when metrics are off. */
     private PrometheusMeterRegistry registry;
     private MetricsServer metricsServer;
+    /** The tokens file, when the grants come from one. */
+    private volatile GrantsFile grantsFile;
     private final NodeLifecycle lifecycle;
 
     public RouterNode(RouterConfig config) {
@@ -109,16 +115,18 @@ public final class RouterNode implements AutoCloseable {
         if (metricsConfig.enabled()) {
             registry = Metrics.newRegistry("router", "router", config.routerId());
         }
-        curator = Curators.newClient(config.zookeeper(), Duration.ofSeconds(15));
+        curator = Curators.newClient(config.zookeeper(), Duration.ofSeconds(15), config.zookeeperCredentials());
         lifecycle.onClose("ZooKeeper client", curator::close);
         curator.start();
         topology = new TopologyCache(curator, config.namespace(), config.topologyStaleMax(), InstantSource.system());
         lifecycle.onClose("topology cache", topology::close);
         topology.start(Duration.ofSeconds(30));
-        balancer = new BalancerClient(curator, config.namespace(), config.shardTrustCertificate());
+        TlsCredentials credentials = NodeTls.open(config.mutualTls(), lifecycle, registry);
+        ClientTls internal = ClientTls.of(credentials, config.shardTrustCertificate());
+        balancer = new BalancerClient(curator, config.namespace(), internal);
         lifecycle.onClose("balancer client", balancer::close);
         balancer.start();
-        ShardChannels.Dial dial = Router.dial(config.shardTrustCertificate());
+        ShardChannels.Dial dial = Router.dial(internal);
         // Calls to each shard by method and status (lastunit_grpc_client_*{target=<address>}).
         PrometheusMeterRegistry meters = registry;
         channels = new ShardChannels(address -> meters == null ? dial.open(address)
@@ -162,7 +170,7 @@ public final class RouterNode implements AutoCloseable {
         NettyServerBuilder b = NodeServer.builder(config.host(), config.port(), health, 1 << 20)
                 // Every service on the port goes through authentication; AuthInterceptor opens
                 // only health and reflection, so a service added here later is closed by default.
-                .intercept(new AuthInterceptor(Authenticator.fromGrants(config.tokenGrants())))
+                .intercept(new AuthInterceptor(grants()))
                 .addService(service);
         if (config.tlsCertificate() != null) {
             b.sslContext(GrpcSslContexts.forServer(config.tlsCertificate(), config.tlsKey()).build());
@@ -207,6 +215,32 @@ public final class RouterNode implements AutoCloseable {
         log.info("router {} serving on {}:{} (topology at {}{}){}", config.routerId(), config.host(), server.getPort(),
                 config.zookeeper(), config.namespace(),
                 metricsServer == null ? "" : "; metrics " + metricsServer.url());
+    }
+
+    /** The grants in force: those of the configuration, or of the tokens file, read again as it changes. */
+    private java.util.function.Supplier<Authenticator> grants() {
+        if (config.tokensFile() == null) {
+            Authenticator fixed = Authenticator.fromGrants(config.tokenGrants());
+            return () -> fixed;
+        }
+        GrantsFile file = GrantsFile.watch(config.tokensFile().toPath(), config.tokensReloadInterval());
+        lifecycle.onClose("token grants file", file::close);
+        grantsFile = file;
+        if (registry != null) {
+            io.micrometer.core.instrument.Gauge.builder(Metrics.PREFIX + "router.grants", file, GrantsFile::grantCount)
+                    .description("Token grants in force").register(registry);
+            io.micrometer.core.instrument.FunctionCounter.builder(Metrics.PREFIX + "router.grants.reloads", file,
+                    GrantsFile::reloads).description("New token grants taken from the tokens file").register(registry);
+            io.micrometer.core.instrument.FunctionCounter.builder(Metrics.PREFIX + "router.grants.reload.failures", file,
+                    GrantsFile::reloadFailures)
+                    .description("Contents of the tokens file refused (the grants in force were kept)").register(registry);
+        }
+        return file::current;
+    }
+
+    /** The tokens file the router reads its grants from, or null when they are in its configuration. */
+    public GrantsFile grantsFile() {
+        return grantsFile;
     }
 
     private void retainChannels(Topology t) {

@@ -48,7 +48,7 @@ class RouterMainTest {
         assertThat(run()).isEqualTo(2);
 
         assertThat(err.toString(StandardCharsets.UTF_8).lines().toList()).singleElement().asString()
-                .isEqualTo("error: invalid router config: tokenGrants is empty: no caller could authenticate");
+                .isEqualTo("error: invalid router config: tokenGrants is empty (and no tokens-file): no caller could authenticate");
         assertThat(out.size()).isZero();
     }
 }

@@ -92,14 +92,20 @@ public record ShardConfig(
     }
 
     /**
-     * TLS for the node's gRPC listener. Both null: plaintext (a node inside a private network
-     * behind the router); both set: TLS with this PEM certificate chain and PKCS#8 PEM key.
+     * TLS for the node's gRPC listener. Nothing set: plaintext (a node inside a private network
+     * behind the router). {@code certificate} and {@code key}: TLS with this PEM certificate chain and
+     * PKCS#8 PEM key, any client admitted. {@code mutual}: TLS that admits callers by their client
+     * certificate's role ({@code ShardAllowList}), reloaded from its files; not with the other two.
      */
-    public record Tls(java.io.File certificate, java.io.File key) {
-        public static final Tls NONE = new Tls(null, null);
+    public record Tls(java.io.File certificate, java.io.File key, io.lastunit.common.tls.MutualTls mutual) {
+        public static final Tls NONE = new Tls(null, null, null);
+
+        public Tls(java.io.File certificate, java.io.File key) {
+            this(certificate, key, null);
+        }
 
         public boolean enabled() {
-            return certificate != null;
+            return certificate != null || mutual != null;
         }
     }
 
@@ -117,9 +123,12 @@ public record ShardConfig(
      * @param sessionTimeout     the ZooKeeper session: how long a node may be unreachable (paused,
      *                           cut off) before its live registration goes and another start of the
      *                           shard may take its database over
+     * @param credentials        lastunit's ZooKeeper credentials (every znode it creates gets their
+     *                           ACL), or null: none
      */
     public record Topology(String zookeeper, String namespace, String advertisedAddress, Duration staleMax,
-                           String standaloneRegion, Duration sessionTimeout) {
+                           String standaloneRegion, Duration sessionTimeout,
+                           io.lastunit.common.topology.ZooKeeperCredentials credentials) {
         /** The ZooKeeper session timeout unless one is given. */
         public static final Duration SESSION_TIMEOUT_DEFAULT = Duration.ofSeconds(15);
         public static final Topology STANDALONE = new Topology("", "/lastunit", "", Duration.ofSeconds(10), "");
@@ -127,7 +136,7 @@ public record ShardConfig(
         /** With the default session timeout. */
         public Topology(String zookeeper, String namespace, String advertisedAddress, Duration staleMax,
                         String standaloneRegion) {
-            this(zookeeper, namespace, advertisedAddress, staleMax, standaloneRegion, SESSION_TIMEOUT_DEFAULT);
+            this(zookeeper, namespace, advertisedAddress, staleMax, standaloneRegion, SESSION_TIMEOUT_DEFAULT, null);
         }
 
         public boolean enabled() {
@@ -254,6 +263,9 @@ public record ShardConfig(
         }
         if ((tls.certificate() == null) != (tls.key() == null)) {
             problems.add("tls certificate and key go together");
+        }
+        if (tls.certificate() != null && tls.mutual() != null) {
+            problems.add("tls-certificate (TLS for any client) and mtls-certificate (mutual TLS) are both set: give one");
         }
         for (java.io.File f : new java.io.File[] {tls.certificate(), tls.key()}) {
             if (f != null && !f.canRead()) {

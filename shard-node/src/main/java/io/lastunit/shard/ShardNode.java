@@ -14,6 +14,10 @@ import io.lastunit.api.topology.v1.LiveShard;
 import io.lastunit.api.topology.v1.TenantState;
 import io.lastunit.common.topology.Topology;
 import io.lastunit.common.topology.Curators;
+import io.lastunit.common.lifecycle.NodeTls;
+import io.lastunit.common.tls.PeerAuthInterceptor;
+import io.lastunit.common.tls.TlsCredentials;
+import io.lastunit.shard.grpc.ShardAllowList;
 import io.lastunit.common.topology.ShardRegistration;
 import io.lastunit.common.topology.TopologyCache;
 import io.lastunit.shard.grpc.InventoryGrpcService;
@@ -138,7 +142,8 @@ public final class ShardNode implements AutoCloseable {
         // First and released last: one node per shard database (a second one waits, then refuses).
         DatabaseOwner.TakeOver takeOver = DatabaseOwner.TakeOver.NEVER;
         if (config.topology().enabled()) {
-            curator = Curators.newClient(config.topology().zookeeper(), config.topology().sessionTimeout());
+            curator = Curators.newClient(config.topology().zookeeper(), config.topology().sessionTimeout(),
+                    config.topology().credentials());
             lifecycle.onClose("ZooKeeper client", curator::close);
             curator.start();
             takeOver = this::sessionsOfAGoneNode;
@@ -218,7 +223,13 @@ public final class ShardNode implements AutoCloseable {
         HealthStatusManager health = new HealthStatusManager();
         // Handlers never block (they validate and enqueue), so they run on the transport threads.
         NettyServerBuilder builder = NodeServer.builder(config.host(), config.port(), health, 1 << 20);
-        if (config.tls().enabled()) {
+        if (config.tls().mutual() != null) {
+            // Mutual TLS: callers are admitted by their certificate's role (inside the metrics
+            // interceptor, added below, so refused calls are counted too).
+            TlsCredentials credentials = NodeTls.open(config.tls().mutual(), lifecycle, registry);
+            builder.sslContext(credentials.forServer())
+                    .intercept(new PeerAuthInterceptor(ShardAllowList.of(config.shardId())));
+        } else if (config.tls().enabled()) {
             builder.sslContext(io.grpc.netty.shaded.io.grpc.netty.GrpcSslContexts
                     .forServer(config.tls().certificate(), config.tls().key()).build());
         }

@@ -40,6 +40,12 @@ public class BalancerProperties {
     private String shardTrustCertificate = "";
     private String tlsCertificate = "";
     private String tlsKey = "";
+    private String mtlsCertificate = "";
+    private String mtlsKey = "";
+    private String mtlsCa = "";
+    private long mtlsReloadIntervalMs = io.lastunit.common.tls.MutualTls.RELOAD_INTERVAL_DEFAULT.toMillis();
+    /** {@code user:password}; empty: no ZooKeeper credentials, open ACLs. */
+    private String zookeeperCredentials = "";
     private boolean metricsEnabled = D.metrics().enabled();
     /** Empty: the balancer's own host. */
     private String metricsHost = "";
@@ -56,7 +62,11 @@ public class BalancerProperties {
                 movesPerTickMax, pullThreads, pullQueueMax, Duration.ofMillis(metricsLogIntervalMs),
                 file(shardTrustCertificate), file(tlsCertificate), file(tlsKey),
                 new io.lastunit.common.metrics.MetricsConfig(metricsEnabled, metricsHost.isBlank() ? host : metricsHost,
-                        metricsPort), Duration.ofMillis(shutdownGraceMs), healthPort);
+                        metricsPort), Duration.ofMillis(shutdownGraceMs), healthPort,
+                io.lastunit.common.tls.MutualTls.fromSettings("lastunit.balancer.mtls-", mtlsCertificate, mtlsKey, mtlsCa,
+                        mtlsReloadIntervalMs),
+                io.lastunit.common.topology.ZooKeeperCredentials.parse("lastunit.balancer.zookeeper-credentials",
+                        zookeeperCredentials));
     }
 
     private static File file(String path) {
@@ -121,6 +131,16 @@ public class BalancerProperties {
     public void setMetricsLogIntervalMs(long v) { this.metricsLogIntervalMs = v; }
     public String getShardTrustCertificate() { return shardTrustCertificate; }
     public void setShardTrustCertificate(String v) { this.shardTrustCertificate = v; }
+    public String getMtlsCertificate() { return mtlsCertificate; }
+    public void setMtlsCertificate(String v) { this.mtlsCertificate = v; }
+    public String getMtlsKey() { return mtlsKey; }
+    public void setMtlsKey(String v) { this.mtlsKey = v; }
+    public String getMtlsCa() { return mtlsCa; }
+    public void setMtlsCa(String v) { this.mtlsCa = v; }
+    public long getMtlsReloadIntervalMs() { return mtlsReloadIntervalMs; }
+    public void setMtlsReloadIntervalMs(long v) { this.mtlsReloadIntervalMs = v; }
+    public String getZookeeperCredentials() { return zookeeperCredentials; }
+    public void setZookeeperCredentials(String v) { this.zookeeperCredentials = v; }
     public String getTlsCertificate() { return tlsCertificate; }
     public void setTlsCertificate(String v) { this.tlsCertificate = v; }
     public String getTlsKey() { return tlsKey; }

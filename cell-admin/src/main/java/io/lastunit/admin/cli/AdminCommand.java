@@ -12,7 +12,7 @@ import picocli.CommandLine.Spec;
  */
 @Command(name = "admin", mixinStandardHelpOptions = true,
         subcommands = {CellsCommand.class, TenantsCommand.class, MovesCommand.class, CheckCommand.class,
-                AdminServeCommand.class},
+                AdminServeCommand.class, AclsCommand.class},
         description = "Cells, tenant placement and moves, and the invariant check of a running platform; the admin server.")
 public final class AdminCommand implements Callable<Integer> {
     static final String ZOOKEEPER_DEFAULT = "127.0.0.1:2181";
@@ -30,20 +30,26 @@ public final class AdminCommand implements Callable<Integer> {
     String namespace = NAMESPACE_DEFAULT;
 
     @Option(names = "--shard-trust-certificate", paramLabel = "PEM",
-            description = "CA certificate of shard nodes that serve TLS (default: plaintext to shards).")
+            description = "CA certificate of shard nodes that serve TLS without client certificates (default:"
+                    + " plaintext to shards; for mutual TLS use --tls-cert/--tls-key/--tls-ca or --secure-dir).")
     java.io.File shardTrustCertificate;
+
+    @picocli.CommandLine.Mixin
+    SecurityOptions security = new SecurityOptions();
 
     @Override
     public Integer call() {
         return LastunitCli.requireSubcommand(spec);
     }
 
-    /** A probe of the shard nodes, over TLS when --shard-trust-certificate is given. */
+    /** A probe of the shard nodes, as {@link #shardTls()} dials them. */
     ShardProbe probe() {
-        if (shardTrustCertificate != null && !shardTrustCertificate.canRead()) {
-            throw CliError.usage("--shard-trust-certificate: cannot read " + shardTrustCertificate);
-        }
-        return new ShardProbe(shardTrustCertificate);
+        return new ShardProbe(shardTls());
+    }
+
+    /** How the commands dial shard nodes: mutual TLS as the admin, TLS trusting --shard-trust-certificate, or plaintext. */
+    io.lastunit.common.tls.ClientTls shardTls() {
+        return security.shardTls(shardTrust());
     }
 
     /** The --shard-trust-certificate, checked readable (null: plaintext to shards). */
@@ -57,7 +63,7 @@ public final class AdminCommand implements Callable<Integer> {
     /** Checks --zookeeper and --namespace, then connects (exit 3 when ZooKeeper does not answer). */
     ZooKeeperSession connect() {
         validate();
-        return ZooKeeperSession.open(zookeeper, namespace);
+        return ZooKeeperSession.open(zookeeper, namespace, security.zookeeper());
     }
 
     void validate() {

@@ -137,7 +137,8 @@ public final class AdminServeCommand implements Callable<Integer> {
             return new AdminServer.Config(admin.zookeeper, admin.namespace, host, port, grants, admin.shardTrust(),
                     movesMax, Duration.ofMillis(resumeMs), MoverSettings.defaults(), MovePolicy.defaults(),
                     "admin-" + MoveCli.owner().substring(4), new io.lastunit.common.metrics.MetricsConfig(
-                            metricsEnabled, metricsHost.isBlank() ? host : metricsHost, metricsPort), healthPort);
+                            metricsEnabled, metricsHost.isBlank() ? host : metricsHost, metricsPort), healthPort,
+                    admin.security.mutualTls(), admin.security.zookeeper());
         } catch (IllegalArgumentException e) {
             throw new ParameterException(spec.commandLine(), e.getMessage());
         }

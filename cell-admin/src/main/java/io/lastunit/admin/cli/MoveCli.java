@@ -33,8 +33,8 @@ final class MoveCli implements AutoCloseable {
     private final ShardChannels channels;
     private final Moves moves;
 
-    MoveCli(ZooKeeperSession zk, java.io.File shardTrust) {
-        this.channels = new ShardChannels(new ShardChannels.Dial(shardTrust, 64 << 20, false, true), Duration.ofSeconds(2));
+    MoveCli(ZooKeeperSession zk, io.lastunit.common.tls.ClientTls shardTls) {
+        this.channels = new ShardChannels(new ShardChannels.Dial(shardTls, 64 << 20, false, true), Duration.ofSeconds(2));
         this.moves = new Moves(zk.store(), zk.client(), zk.namespace(), channels, MovePolicy.defaults(),
                 MoverSettings.defaults(), InstantSource.system(), MoveFaults.NONE, owner(), 1);
     }

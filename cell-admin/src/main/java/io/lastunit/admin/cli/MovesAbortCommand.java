@@ -46,7 +46,7 @@ public final class MovesAbortCommand implements Callable<Integer> {
         }
         PrintWriter out = spec.commandLine().getOut();
         AdminCommand admin = moves.admin();
-        try (ZooKeeperSession zk = admin.connect(); MoveCli cli = new MoveCli(zk, admin.shardTrust())) {
+        try (ZooKeeperSession zk = admin.connect(); MoveCli cli = new MoveCli(zk, admin.shardTls())) {
             Move m;
             try {
                 m = cli.moves().requestAbort(moveId, reason.isEmpty() ? "aborted by " + MoveCli.owner() : reason);

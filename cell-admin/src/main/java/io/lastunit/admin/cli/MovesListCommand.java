@@ -32,7 +32,7 @@ public final class MovesListCommand implements Callable<Integer> {
         }
         PrintWriter out = spec.commandLine().getOut();
         AdminCommand admin = moves.admin();
-        try (ZooKeeperSession zk = admin.connect(); MoveCli cli = new MoveCli(zk, admin.shardTrust())) {
+        try (ZooKeeperSession zk = admin.connect(); MoveCli cli = new MoveCli(zk, admin.shardTls())) {
             List<Move> list;
             try {
                 list = cli.moves().list(tenant);

@@ -32,7 +32,7 @@ public final class MovesResumeCommand implements Callable<Integer> {
         MovesCommand.requireMoveId(spec, moveId);
         PrintWriter out = spec.commandLine().getOut();
         AdminCommand admin = moves.admin();
-        try (ZooKeeperSession zk = admin.connect(); MoveCli cli = new MoveCli(zk, admin.shardTrust())) {
+        try (ZooKeeperSession zk = admin.connect(); MoveCli cli = new MoveCli(zk, admin.shardTls())) {
             return runHere(cli, moveId, out);
         }
     }

@@ -27,7 +27,7 @@ public final class MovesShowCommand implements Callable<Integer> {
         MovesCommand.requireMoveId(spec, moveId);
         PrintWriter out = spec.commandLine().getOut();
         AdminCommand admin = moves.admin();
-        try (ZooKeeperSession zk = admin.connect(); MoveCli cli = new MoveCli(zk, admin.shardTrust())) {
+        try (ZooKeeperSession zk = admin.connect(); MoveCli cli = new MoveCli(zk, admin.shardTls())) {
             try {
                 Move m = cli.moves().get(moveId);
                 MoveCli.show(out, m);

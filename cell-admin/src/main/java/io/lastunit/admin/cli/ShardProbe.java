@@ -10,6 +10,7 @@ import io.lastunit.api.shard.v1.CountItemsResponse;
 import io.lastunit.api.shard.v1.InvariantReport;
 import io.lastunit.api.shard.v1.ShardServiceGrpc;
 import io.lastunit.api.topology.v1.ShardInfo;
+import io.lastunit.common.tls.ClientTls;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -21,7 +22,7 @@ import java.util.function.Function;
 
 /**
  * Asks shard nodes directly (the internal {@code ShardService}, on the address the topology
- * gives; plaintext, or TLS when a trust certificate is given) — all of them in parallel, each under its own deadline. An answer is either a
+ * gives; plaintext, TLS trusting their CA, or mutual TLS as an admin) — all of them in parallel, each under its own deadline. An answer is either a
  * value or the reason the shard could not be asked. Closes its channels on {@link #close()}. Not
  * thread-safe.
  */
@@ -34,30 +35,25 @@ public final class ShardProbe implements AutoCloseable {
     }
 
     private final Map<String, ManagedChannel> channels = new LinkedHashMap<>();
-    private final java.io.File trustCertificate;
+    private final ClientTls tls;
 
     /** Plaintext to the shard nodes. */
     public ShardProbe() {
-        this(null);
+        this(ClientTls.PLAINTEXT);
     }
 
-    /** @param trustCertificate PEM CA of the shard nodes' certificates, or null for plaintext */
-    public ShardProbe(java.io.File trustCertificate) {
-        this.trustCertificate = trustCertificate;
+    /** @param tls how to dial the shard nodes: plaintext, TLS trusting their CA, or mutual TLS as an admin */
+    public ShardProbe(ClientTls tls) {
+        this.tls = tls;
     }
 
     /** The probe's channel to a shard node at {@code host:port} (owned by the probe). */
     public ManagedChannel channel(String address) {
         return channels.computeIfAbsent(address, a -> {
-            NettyChannelBuilder b = NettyChannelBuilder.forTarget(a);
-            if (trustCertificate == null) {
-                return b.usePlaintext().build();
-            }
             try {
-                return b.sslContext(io.grpc.netty.shaded.io.grpc.netty.GrpcSslContexts.forClient()
-                        .trustManager(trustCertificate).build()).build();
-            } catch (javax.net.ssl.SSLException e) {
-                throw CliError.usage("--shard-trust-certificate " + trustCertificate + ": " + e.getMessage());
+                return tls.applyTo(NettyChannelBuilder.forTarget(a)).build();
+            } catch (IllegalStateException e) {
+                throw CliError.usage(e.getMessage());
             }
         });
     }

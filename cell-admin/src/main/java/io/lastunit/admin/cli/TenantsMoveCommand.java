@@ -58,7 +58,7 @@ public final class TenantsMoveCommand implements Callable<Integer> {
         long maxPauseMs = validate();
         PrintWriter out = spec.commandLine().getOut();
         AdminCommand admin = tenants.admin();
-        try (ZooKeeperSession zk = admin.connect(); MoveCli cli = new MoveCli(zk, admin.shardTrust())) {
+        try (ZooKeeperSession zk = admin.connect(); MoveCli cli = new MoveCli(zk, admin.shardTls())) {
             Move m;
             try {
                 m = cli.moves().plan(tenant, toCell, maxPauseMs, moveId);

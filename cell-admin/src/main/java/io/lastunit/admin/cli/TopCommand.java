@@ -54,6 +54,9 @@ public final class TopCommand implements Callable<Integer> {
             description = "stop after N screens (default: until Ctrl-C)")
     int iterations;
 
+    @picocli.CommandLine.Mixin
+    ZooKeeperAuthOptions zookeeperAuth = new ZooKeeperAuthOptions();
+
     @Option(names = "--once", description = "print one screen (after one interval) and stop, without clearing")
     boolean once;
 
@@ -71,7 +74,7 @@ public final class TopCommand implements Callable<Integer> {
         int screens = once ? 1 : iterations == 0 ? ITERATIONS_MAX : iterations;
         boolean clear = !once && System.console() != null;
         PrintWriter out = spec.commandLine().getOut();
-        ZooKeeperSession zk = zookeeper == null ? null : ZooKeeperSession.open(zookeeper, namespace);
+        ZooKeeperSession zk = zookeeper == null ? null : ZooKeeperSession.open(zookeeper, namespace, zookeeperAuth.zookeeper());
         try {
             Map<String, Scrape> before = look(zk);
             long t0 = System.nanoTime();

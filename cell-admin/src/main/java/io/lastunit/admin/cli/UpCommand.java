@@ -78,6 +78,13 @@ public final class UpCommand implements Callable<Integer> {
             description = "Its port (default 9090, or a free one if 9090 is taken; 0 picks a free one; needs --prometheus).")
     Integer prometheusPort;
 
+    @Option(names = "--secure",
+            description = {"Secure the internal hops: a CA and a certificate per service are made at start (in a"
+                    + " directory printed below, deleted at stop), every service calls the others over mutual TLS and",
+                    "is admitted by its certificate's role, and ZooKeeper's znodes are lastunit's only (digest ACLs)."
+                    + " The admin commands then need --secure-dir DIR."})
+    boolean secure;
+
     @Mixin
     JdbcOptions jdbc = new JdbcOptions();
 
@@ -125,6 +132,10 @@ public final class UpCommand implements Callable<Integer> {
             dbs = closer.add(jdbc.open("lastunit_", out));
             LocalPlatform.Builder b = LocalPlatform.builder(dbs.forShards()).zookeeper(zk.connectString())
                     .routerPort(routerPort).cell(Topology.SHARED_CELL, regionList, shards);
+            if (secure) {
+                b.secure(closer.add(OwnedTempDirectory.create(OwnedTempDirectory.stateDirectory(), "secure", null))
+                        .path());
+            }
             if (dedicatedCell != null) {
                 b.cell(dedicatedCell, regionList, dedicatedShards());
             }
@@ -162,14 +173,19 @@ public final class UpCommand implements Callable<Integer> {
         String zk = p.zookeeper();
         String router = "127.0.0.1:" + p.routerPort();
         out.printf("%nlastunit platform is up (%.1f s)%n", seconds);
-        out.println("  router      " + router + "   lastunit.inventory.v1.InventoryService, plaintext");
+        out.println("  router      " + router + "   lastunit.inventory.v1.InventoryService, plaintext"
+                + (p.credentials() == null ? "" : " (bearer tokens; the internal hops are mutual TLS)"));
         out.println("  dev token   " + LocalPlatform.DEV_TOKEN + "   (header  authorization: Bearer "
                 + LocalPlatform.DEV_TOKEN + ")");
         out.println("  zookeeper   " + zk + "   namespace /lastunit (in memory)");
         p.balancers().forEach(b -> out.println("  balancer    " + b.address() + "   bucket-balancer ("
                 + (b.isLeader() ? "leader" : "standby") + ")"));
         out.println("  admin       127.0.0.1:" + p.adminPort() + "   lastunit.admin.v1.AdminService (tenant moves;"
-                + " the dev token), plaintext");
+                + " the dev token), " + (p.credentials() == null ? "plaintext" : "mutual TLS: the admin certificate"));
+        if (p.credentials() != null) {
+            out.println("  secure      " + p.credentials().directory() + "   CA, certificates, ZooKeeper credentials"
+                    + " (deleted at stop)");
+        }
         out.println("  postgresql  " + dbs.describe());
         if (prom != null) {
             out.println("  prometheus  " + prom.base() + "   scraping every service each "
@@ -194,7 +210,8 @@ public final class UpCommand implements Callable<Integer> {
             m.print(out, "  ");
             out.println();
         }
-        String admin = "./lastunit admin --zookeeper " + zk;
+        String secureDir = p.credentials() == null ? "" : " --secure-dir " + p.credentials().directory();
+        String admin = "./lastunit admin --zookeeper " + zk + secureDir;
         out.println("Try, from another terminal:");
         out.println("  " + admin + " cells list");
         out.println("  " + admin + " check");
@@ -205,7 +222,7 @@ public final class UpCommand implements Callable<Integer> {
         out.println("  " + admin + " moves list");
         out.println("  " + admin + " tenants show some-tenant");
         String routerMetrics = metrics.get("router");
-        out.println("  ./lastunit top --zookeeper " + zk + (routerMetrics == null ? "" : " --metrics " + routerMetrics)
+        out.println("  ./lastunit top --zookeeper " + zk + secureDir + (routerMetrics == null ? "" : " --metrics " + routerMetrics)
                 + "   # a live view: sales/s, sheds, lanes, drift");
         if (prom != null) {
             out.println("  curl -sG " + prom.base() + "/api/v1/query --data-urlencode"

@@ -40,11 +40,16 @@ final class ZooKeeperSession implements AutoCloseable {
      * Connects, or fails with exit code 3 when ZooKeeper does not answer within {@link #CONNECT_MAX}.
      */
     static ZooKeeperSession open(String connect, String namespace) {
+        return open(connect, namespace, null);
+    }
+
+    /** As {@link #open(String, String)}, authenticated with {@code credentials} (null: none). */
+    static ZooKeeperSession open(String connect, String namespace, io.lastunit.common.topology.ZooKeeperCredentials credentials) {
         CuratorFramework client;
         try {
             // Few retries: an operator at a terminal wants an answer, not a minute of backoff.
             client = Curators.newClient(connect, Duration.ofSeconds(15), Duration.ofSeconds(5),
-                    new ExponentialBackoffRetry(100, 3, 1_000));
+                    new ExponentialBackoffRetry(100, 3, 1_000), credentials);
             client.start();
         } catch (IllegalArgumentException e) {
             throw CliError.usage("--zookeeper '" + connect + "': " + e.getMessage());
@@ -60,6 +65,24 @@ final class ZooKeeperSession implements AutoCloseable {
             client.close();
             throw CliError.unreachable("cannot reach ZooKeeper at " + connect + " within " + CONNECT_MAX.toSeconds()
                     + " s (is './lastunit up' running? it prints its ZooKeeper address)");
+        }
+        try {
+            // A platform with ACLs answers a reader without its credentials NoAuth; the topology
+            // cache would show that as an empty platform, so ask once here and say so.
+            client.getChildren().forPath(namespace);
+        } catch (org.apache.zookeeper.KeeperException.NoAuthException e) {
+            client.close();
+            throw CliError.usage("ZooKeeper at " + connect + " refuses " + namespace + " (NoAuth): the platform has"
+                    + " ACLs; pass its credentials (--zookeeper-credentials USER:PASSWORD, or --secure-dir DIR of"
+                    + " './lastunit up --secure')");
+        } catch (org.apache.zookeeper.KeeperException.NoNodeException e) {
+            // an empty ensemble: the commands say there is nothing there
+        } catch (IllegalArgumentException e) {
+            client.close();
+            throw CliError.usage("--namespace '" + namespace + "': " + e.getMessage());
+        } catch (Exception e) {
+            client.close();
+            throw CliError.unreachable("ZooKeeper at " + connect + ": " + e.getMessage());
         }
         try {
             return new ZooKeeperSession(connect, namespace, client);

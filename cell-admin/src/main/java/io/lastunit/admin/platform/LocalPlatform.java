@@ -10,7 +10,10 @@ import io.lastunit.balancer.BalancerConfig;
 import io.lastunit.balancer.BalancerNode;
 import io.lastunit.balancer.transfer.TransferFaults;
 import io.lastunit.common.local.OwnedTempDirectory;
+import io.lastunit.common.tls.MutualTls;
+import io.lastunit.common.tls.Role;
 import io.lastunit.common.topology.Curators;
+import io.lastunit.common.topology.ZooKeeperCredentials;
 import io.lastunit.common.topology.TopologyStore;
 import io.lastunit.router.RouterConfig;
 import io.lastunit.router.RouterNode;
@@ -110,6 +113,10 @@ public final class LocalPlatform implements AutoCloseable {
     private final Function<String, InstantSource> shardClocks;
     private final ShardLauncher shardLauncher;
     private final boolean metricsOn;
+    /** Where a secure platform's credentials go; null: plaintext, no ACLs. */
+    private final Path secureDirectory;
+    private final Duration tlsReloadInterval;
+    private LocalCredentials credentials;
     private AdminServer adminServer;
 
     private EmbeddedZooKeeper zookeeperServer;
@@ -156,6 +163,8 @@ public final class LocalPlatform implements AutoCloseable {
         this.shardClocks = b.shardClocks;
         this.shardLauncher = b.shardLauncher;
         this.metricsOn = b.metrics;
+        this.secureDirectory = b.secureDirectory;
+        this.tlsReloadInterval = b.tlsReloadInterval;
     }
 
     public static Builder builder(ShardDatabases databases) {
@@ -188,6 +197,8 @@ public final class LocalPlatform implements AutoCloseable {
         private Function<String, InstantSource> shardClocks = id -> null;
         private ShardLauncher shardLauncher = (id, settings) -> null;
         private boolean metrics = true;
+        private Path secureDirectory;
+        private Duration tlsReloadInterval = io.lastunit.common.tls.MutualTls.RELOAD_INTERVAL_DEFAULT;
 
         private Builder(ShardDatabases databases) {
             this.databases = databases;
@@ -324,6 +335,24 @@ public final class LocalPlatform implements AutoCloseable {
             return this;
         }
 
+        /**
+         * Runs the platform secured ({@code up --secure}): a CA and a certificate per service made in
+         * {@code directory} ({@link LocalCredentials}), mutual TLS on every internal hop (router and
+         * admin to shard nodes, balancer to shard nodes, router to balancer, callers of the admin
+         * server), and ZooKeeper credentials with lastunit's ACLs on every znode. The router's public
+         * listener stays as configured (bearer tokens; plaintext unless its TLS settings are given).
+         */
+        public Builder secure(Path directory) {
+            this.secureDirectory = directory;
+            return this;
+        }
+
+        /** How often a secure platform's services read their certificate files again (default 10 s). */
+        public Builder tlsReloadInterval(Duration interval) {
+            this.tlsReloadInterval = interval;
+            return this;
+        }
+
         public Builder routerSetting(String key, Object value) {
             routerOverrides.put(key, value);
             return this;
@@ -345,13 +374,16 @@ public final class LocalPlatform implements AutoCloseable {
     }
 
     private void startAll() throws Exception {
+        if (secureDirectory != null) {
+            credentials = LocalCredentials.create(secureDirectory, tlsReloadInterval);
+        }
         if (zookeeperGiven == null) {
             zookeeperServer = EmbeddedZooKeeper.start(-1, OwnedTempDirectory.stateDirectory(), leftovers);
             zookeeper = zookeeperServer.connectString();
         } else {
             zookeeper = zookeeperGiven;
         }
-        admin = Curators.newClient(zookeeper, Duration.ofSeconds(15));
+        admin = Curators.newClient(zookeeper, Duration.ofSeconds(15), zookeeperCredentials());
         admin.start();
         TopologyStore store = new TopologyStore(admin, TopologyStore.ROOT_DEFAULT, InstantSource.system());
         List<String> allRegions = new ArrayList<>();
@@ -401,7 +433,8 @@ public final class LocalPlatform implements AutoCloseable {
         AdminServer.Config config = new AdminServer.Config(zookeeper, TopologyStore.ROOT_DEFAULT, "127.0.0.1", adminPort,
                 tokenGrants, trustFile, 4, adminResumeInterval, moverSettings, movePolicy,
                 "local-platform-" + ProcessHandle.current().pid(), metrics(),
-                io.lastunit.common.lifecycle.NodeServer.HEALTH_PORT_OFF);
+                io.lastunit.common.lifecycle.NodeServer.HEALTH_PORT_OFF,
+                credentials == null ? null : credentials.service(Role.ADMIN, "admin-server"), zookeeperCredentials());
         adminServer = new AdminServer(config, moveFaults, moverClock).start();
     }
 
@@ -432,6 +465,10 @@ public final class LocalPlatform implements AutoCloseable {
             if (cert != null && key != null && !cert.toString().isBlank()) {
                 b.tlsCertificate = new java.io.File(cert.toString());
                 b.tlsKey = new java.io.File(key.toString());
+            }
+            if (credentials != null) {
+                b.mutualTls = credentials.service(Role.BALANCER, "balancer-" + (balancers.size() + 1));
+                b.zookeeperCredentials = credentials.zookeeper();
             }
             balancerSettings.accept(b);
         });
@@ -490,6 +527,10 @@ public final class LocalPlatform implements AutoCloseable {
         props.put("lastunit.shard.metrics-enabled", metricsOn);
         props.put("lastunit.shard.metrics-host", "127.0.0.1");
         props.put("lastunit.shard.metrics-port", 0);
+        if (credentials != null) {
+            putMutualTls(props, "lastunit.shard.", credentials.service(Role.SHARD, shardId));
+            props.put("lastunit.shard.zookeeper-credentials", zookeeperCredentialsSetting());
+        }
         props.putAll(shardOverrides);
         props.putAll(shardOverridesById.getOrDefault(shardId, Map.of()));
         AutoCloseable launched = shardLauncher.launch(shardId, Map.copyOf(props));
@@ -560,6 +601,10 @@ public final class LocalPlatform implements AutoCloseable {
         props.put("lastunit.router.metrics-enabled", metricsOn);
         props.put("lastunit.router.metrics-host", "127.0.0.1");
         props.put("lastunit.router.metrics-port", 0);
+        if (credentials != null) {
+            putMutualTls(props, "lastunit.router.", credentials.service(Role.ROUTER, "router-1"));
+            props.put("lastunit.router.zookeeper-credentials", zookeeperCredentialsSetting());
+        }
         props.putAll(routerOverrides);
         routerContext = Wired.run(props);
         router = routerClock == null ? routerContext.bean(RouterNode.class)
@@ -569,6 +614,26 @@ public final class LocalPlatform implements AutoCloseable {
 
     public RouterNode router() {
         return router;
+    }
+
+    private static void putMutualTls(Map<String, Object> props, String prefix, MutualTls files) {
+        props.put(prefix + "mtls-certificate", files.certificate().getPath());
+        props.put(prefix + "mtls-key", files.key().getPath());
+        props.put(prefix + "mtls-ca", files.ca().getPath());
+        props.put(prefix + "mtls-reload-interval-ms", files.reloadInterval().toMillis());
+    }
+
+    private ZooKeeperCredentials zookeeperCredentials() {
+        return credentials == null ? null : credentials.zookeeper();
+    }
+
+    private String zookeeperCredentialsSetting() {
+        return credentials.zookeeper().user() + ":" + credentials.zookeeper().password();
+    }
+
+    /** A secure platform's credentials (null when it runs without): {@code up --secure} prints their directory. */
+    public LocalCredentials credentials() {
+        return credentials;
     }
 
     /** Every node's metrics: any free port of 127.0.0.1 when on, none when off. */

@@ -15,6 +15,12 @@ import io.lastunit.common.lifecycle.NodeServer;
 import io.lastunit.common.metrics.Metrics;
 import io.lastunit.common.metrics.MetricsConfig;
 import io.lastunit.common.metrics.MetricsServer;
+import io.lastunit.common.lifecycle.NodeTls;
+import io.lastunit.common.tls.AllowList;
+import io.lastunit.common.tls.ClientTls;
+import io.lastunit.common.tls.PeerAuthInterceptor;
+import io.lastunit.common.tls.Role;
+import io.lastunit.common.tls.TlsCredentials;
 import io.lastunit.common.topology.Curators;
 import io.lastunit.common.topology.TopologyStore;
 import io.lastunit.router.auth.AuthInterceptor;
@@ -40,7 +46,8 @@ import org.slf4j.LoggerFactory;
 
 /**
  * The admin service of a platform: {@code lastunit.admin.v1.AdminService} (every call needs a
- * token with the admin role, {@link AuthInterceptor}), health and server reflection, on
+ * token with the admin role, {@link AuthInterceptor}, and under mutual TLS a client certificate of
+ * the admin role, {@link PeerAuthInterceptor}), health and server reflection, on
  * {@code host:port}; behind it {@link Moves}, which runs the moves started here and, every
  * {@code resumeInterval}, resumes every unfinished move that no mover holds (a crashed mover's).
  * Started in the order ZooKeeper client, shard channels, moves, call threads, metrics server (when
@@ -56,6 +63,9 @@ public final class AdminServer implements AutoCloseable {
     static final int CALL_QUEUE_MAX = 64;
     /** Largest reply accepted from a shard node (an export chunk of 10,000 rows fits). */
     static final int SHARD_REPLY_BYTES_MAX = 64 << 20;
+    /** Under mutual TLS, only the admin role calls the admin service. */
+    static final AllowList ADMIN_CALLERS = AllowList.builder("admin server")
+            .service(AdminServiceGrpc.SERVICE_NAME, Role.ADMIN).build();
 
     /**
      * What an admin server needs.
@@ -67,10 +77,22 @@ public final class AdminServer implements AutoCloseable {
      * @param metrics        the management port ({@code /metrics}); the meters exist only when enabled
      * @param healthPort     a plaintext port serving only gRPC health, for probes that cannot speak TLS;
      *                       {@code -1}: none, 0: any free one
+     * @param mutualTls      mutual TLS (null: off): the listener serves TLS and admits only the admin role
+     *                       (then the token), and shard nodes are dialled with this identity; not with shardTrust
+     * @param zookeeperCredentials lastunit's ZooKeeper credentials, or null: none
      */
     public record Config(String zookeeper, String namespace, String host, int port, List<String> tokenGrants,
             File shardTrust, int runsMax, Duration resumeInterval, MoverSettings settings, MovePolicy policy,
-            String owner, MetricsConfig metrics, int healthPort) {
+            String owner, MetricsConfig metrics, int healthPort, io.lastunit.common.tls.MutualTls mutualTls,
+            io.lastunit.common.topology.ZooKeeperCredentials zookeeperCredentials) {
+        /** Without mutual TLS or ZooKeeper credentials. */
+        public Config(String zookeeper, String namespace, String host, int port, List<String> tokenGrants,
+                File shardTrust, int runsMax, Duration resumeInterval, MoverSettings settings, MovePolicy policy,
+                String owner, MetricsConfig metrics, int healthPort) {
+            this(zookeeper, namespace, host, port, tokenGrants, shardTrust, runsMax, resumeInterval, settings, policy,
+                    owner, metrics, healthPort, null, null);
+        }
+
         public Config {
             Objects.requireNonNull(metrics, "metrics (MetricsConfig.OFF to turn them off)");
             List<String> problems = new ArrayList<>();
@@ -102,6 +124,9 @@ public final class AdminServer implements AutoCloseable {
             Objects.requireNonNull(policy, "policy");
             if (owner == null || owner.isBlank()) {
                 problems.add("owner is required");
+            }
+            if (mutualTls != null && shardTrust != null) {
+                problems.add("mutual TLS (--tls-cert/--tls-key/--tls-ca) and --shard-trust-certificate are both set: give one");
             }
             if (!problems.isEmpty()) {
                 throw new IllegalArgumentException("admin server: " + String.join("; ", problems));
@@ -149,14 +174,16 @@ public final class AdminServer implements AutoCloseable {
         if (config.metrics().enabled()) {
             registry = Metrics.newRegistry("admin");
         }
-        curator = Curators.newClient(config.zookeeper(), Duration.ofSeconds(15));
+        curator = Curators.newClient(config.zookeeper(), Duration.ofSeconds(15), config.zookeeperCredentials());
         lifecycle.onClose("ZooKeeper client", curator::close);
         curator.start();
         if (!curator.blockUntilConnected(30, TimeUnit.SECONDS)) {
             throw new IOException("no ZooKeeper connection to " + config.zookeeper() + " within 30 s");
         }
         TopologyStore store = new TopologyStore(curator, config.namespace(), clock);
-        ShardChannels.Dial dial = new ShardChannels.Dial(config.shardTrust(), SHARD_REPLY_BYTES_MAX, false, true);
+        TlsCredentials credentials = NodeTls.open(config.mutualTls(), lifecycle, registry);
+        ShardChannels.Dial dial = new ShardChannels.Dial(ClientTls.of(credentials, config.shardTrust()),
+                SHARD_REPLY_BYTES_MAX, false, true);
         PrometheusMeterRegistry meters = registry;
         ShardChannels channels = new ShardChannels(address -> meters == null ? dial.open(address)
                 : dial.open(address, Metrics.grpcClientInterceptor(meters, address)), Duration.ofSeconds(2));
@@ -177,6 +204,11 @@ public final class AdminServer implements AutoCloseable {
         HealthStatusManager health = new HealthStatusManager();
         var builder = NodeServer.builder(config.host(), config.port(), health, 1 << 20)
                 .intercept(new AuthInterceptor(Authenticator.fromGrants(config.tokenGrants())));
+        if (credentials != null) {
+            // Before the token (interceptors added later run first): a caller without the admin
+            // certificate is refused whatever token it sends.
+            builder.sslContext(credentials.forServer()).intercept(new PeerAuthInterceptor(ADMIN_CALLERS));
+        }
         if (registry != null) {
             // Outermost: calls refused by authentication are counted too, with their status.
             builder.intercept(Metrics.grpcServerInterceptor(registry));

@@ -36,7 +36,7 @@ final class MovePlatform implements AutoCloseable {
         this.clients = clients;
         this.platform = platform;
         this.router = clients.routerChannel(platform);
-        this.channels = new ShardChannels(new ShardChannels.Dial(null, 64 << 20, false, true), Duration.ofSeconds(1));
+        this.channels = new ShardChannels(new ShardChannels.Dial(io.lastunit.common.tls.ClientTls.PLAINTEXT, 64 << 20, false, true), Duration.ofSeconds(1));
     }
 
     static MovePlatform start(PostgresFixture pg, int shardsPerCell) throws Exception {

@@ -89,7 +89,7 @@ class MoverIT {
             }
             store.createCell(cell, REGIONS, infos);
         }
-        channels = new ShardChannels(new ShardChannels.Dial(null, 16 << 20, false, true), Duration.ofSeconds(1));
+        channels = new ShardChannels(new ShardChannels.Dial(io.lastunit.common.tls.ClientTls.PLAINTEXT, 16 << 20, false, true), Duration.ofSeconds(1));
         operator = new Moves(store, client, TopologyStore.ROOT_DEFAULT, channels, MovePolicy.defaults(), SETTINGS,
                 InstantSource.system(), MoveFaults.NONE, "operator", 1);
     }

@@ -2,9 +2,8 @@ package io.lastunit.common.channel;
 
 import io.grpc.ConnectivityState;
 import io.grpc.ManagedChannel;
-import io.grpc.netty.shaded.io.grpc.netty.GrpcSslContexts;
 import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
-import java.io.File;
+import io.lastunit.common.tls.ClientTls;
 import java.time.Duration;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
@@ -13,7 +12,6 @@ import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Consumer;
 import java.util.function.Function;
 import java.util.function.LongSupplier;
-import javax.net.ssl.SSLException;
 
 /**
  * One long-lived, kept-alive channel per shard node address, shared by every call a service
@@ -34,8 +32,8 @@ import javax.net.ssl.SSLException;
 public final class ShardChannels implements AutoCloseable {
 
     /**
-     * How a service dials a shard node: TLS trusting {@code trustCertificate} (the CA that signed
-     * the shard nodes' certificates), or plaintext when it is null; keep-alive pings every 30 s,
+     * How a service dials a shard node: as {@code tls} says (plaintext, TLS trusting the shard nodes'
+     * CA, or mutual TLS with the service's own certificate); keep-alive pings every 30 s,
      * also when idle (10 s timeout), so a dead peer is found before the next call; a reply larger
      * than {@code inboundMessageBytesMax} fails its call.
      *
@@ -44,9 +42,10 @@ public final class ShardChannels implements AutoCloseable {
      * @param transparentRetry gRPC's own retry of calls that never reached the server; off for a
      *                         caller that retries by its own bounds (it buffers every call for nothing)
      */
-    public record Dial(File trustCertificate, int inboundMessageBytesMax, boolean directExecutor,
+    public record Dial(ClientTls tls, int inboundMessageBytesMax, boolean directExecutor,
                        boolean transparentRetry) {
         public Dial {
+            java.util.Objects.requireNonNull(tls, "tls (ClientTls.PLAINTEXT for plaintext)");
             if (inboundMessageBytesMax < 1) {
                 throw new IllegalArgumentException("inboundMessageBytesMax must be >= 1, got " + inboundMessageBytesMax);
             }
@@ -70,15 +69,7 @@ public final class ShardChannels implements AutoCloseable {
             if (!transparentRetry) {
                 b.disableRetry();
             }
-            if (trustCertificate == null) {
-                b.usePlaintext();
-            } else {
-                try {
-                    b.sslContext(GrpcSslContexts.forClient().trustManager(trustCertificate).build());
-                } catch (SSLException e) {
-                    throw new IllegalStateException("cannot build TLS context from " + trustCertificate, e);
-                }
-            }
+            tls.applyTo(b);
             if (interceptors.length > 0) {
                 b.intercept(interceptors);
             }

@@ -36,10 +36,19 @@ public final class Curators {
      * retries. Call {@code start()} and {@code blockUntilConnected(...)} before use; close it last.
      */
     public static CuratorFramework newClient(String connectString, Duration sessionTimeout) {
+        return newClient(connectString, sessionTimeout, null);
+    }
+
+    /**
+     * As {@link #newClient(String, Duration)}, authenticated with {@code credentials} and creating
+     * every znode with their ACL ({@link ZooKeeperCredentials#acl()}); null: no credentials, open ACLs.
+     */
+    public static CuratorFramework newClient(String connectString, Duration sessionTimeout,
+            ZooKeeperCredentials credentials) {
         Duration connectionTimeout = sessionTimeout.compareTo(CONNECTION_TIMEOUT) < 0 ? sessionTimeout : CONNECTION_TIMEOUT;
         RetryPolicy retry = new ExponentialBackoffRetry(
                 (int) RETRY_SLEEP_BASE.toMillis(), RETRIES_MAX, (int) RETRY_SLEEP_MAX.toMillis());
-        return newClient(connectString, sessionTimeout, connectionTimeout, retry);
+        return newClient(connectString, sessionTimeout, connectionTimeout, retry, credentials);
     }
 
     /**
@@ -59,6 +68,16 @@ public final class Curators {
      */
     public static CuratorFramework newClient(String connectString, Duration sessionTimeout, Duration connectionTimeout,
             RetryPolicy retryPolicy) {
+        return newClient(connectString, sessionTimeout, connectionTimeout, retryPolicy, null);
+    }
+
+    /**
+     * As {@link #newClient(String, Duration, Duration, RetryPolicy)}, with {@code credentials} (or
+     * none when null): the session authenticates with them before its first request, and every
+     * znode it creates, parents and recipes' nodes included, gets their ACL.
+     */
+    public static CuratorFramework newClient(String connectString, Duration sessionTimeout, Duration connectionTimeout,
+            RetryPolicy retryPolicy, ZooKeeperCredentials credentials) {
         if (connectString == null || connectString.isBlank()) {
             throw new IllegalArgumentException("connectString is empty");
         }
@@ -71,14 +90,17 @@ public final class Curators {
             throw new IllegalArgumentException("connectionTimeout=" + connectionTimeout
                     + " must be positive and at most sessionTimeout=" + sessionTimeout);
         }
-        return CuratorFrameworkFactory.builder()
+        CuratorFrameworkFactory.Builder b = CuratorFrameworkFactory.builder()
                 .connectString(connectString)
                 .sessionTimeoutMs((int) sessionTimeout.toMillis())
                 .connectionTimeoutMs((int) connectionTimeout.toMillis())
                 .retryPolicy(retryPolicy)
                 .defaultData(new byte[0])
                 .ensembleTracker(false)
-                .canBeReadOnly(false)
-                .build();
+                .canBeReadOnly(false);
+        if (credentials != null) {
+            b.authorization("digest", credentials.authBytes()).aclProvider(credentials.aclProvider());
+        }
+        return b.build();
     }
 }

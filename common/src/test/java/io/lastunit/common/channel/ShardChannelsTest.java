@@ -18,7 +18,7 @@ import org.junit.jupiter.api.Test;
 
 /** Channels are dialled lazily: none of these tests opens a connection. */
 class ShardChannelsTest {
-    static final ShardChannels.Dial DIAL = new ShardChannels.Dial(null, 1 << 20, true, false);
+    static final ShardChannels.Dial DIAL = new ShardChannels.Dial(io.lastunit.common.tls.ClientTls.PLAINTEXT, 1 << 20, true, false);
 
     @Test
     void get_sharesOneChannelPerAddress() {
@@ -142,7 +142,7 @@ class ShardChannelsTest {
 
     @Test
     void dial_refusesANonPositiveReplyBound() {
-        assertThatThrownBy(() -> new ShardChannels.Dial(null, 0, true, false))
+        assertThatThrownBy(() -> new ShardChannels.Dial(io.lastunit.common.tls.ClientTls.PLAINTEXT, 0, true, false))
                 .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("inboundMessageBytesMax");
     }
 }

@@ -34,9 +34,14 @@ public final class AuthInterceptor implements ServerInterceptor {
             "grpc.reflection.v1.ServerReflection",
             "grpc.reflection.v1alpha.ServerReflection");
 
-    private final Authenticator authenticator;
+    private final java.util.function.Supplier<Authenticator> authenticator;
 
     public AuthInterceptor(Authenticator authenticator) {
+        this(() -> authenticator);
+    }
+
+    /** Asks {@code authenticator} on every call: the grants in force now ({@link GrantsFile#current}). */
+    public AuthInterceptor(java.util.function.Supplier<Authenticator> authenticator) {
         this.authenticator = authenticator;
     }
 
@@ -51,7 +56,7 @@ public final class AuthInterceptor implements ServerInterceptor {
         if (header == null || !header.regionMatches(true, 0, "Bearer ", 0, 7)) {
             return refuse(call, "no bearer token in the authorization metadata");
         }
-        Optional<Authenticator.Principal> p = authenticator.authenticate(header.substring(7).trim());
+        Optional<Authenticator.Principal> p = authenticator.get().authenticate(header.substring(7).trim());
         if (p.isEmpty()) {
             return refuse(call, "unknown bearer token");
         }

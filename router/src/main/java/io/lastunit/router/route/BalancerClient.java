@@ -74,7 +74,12 @@ public final class BalancerClient implements AutoCloseable {
      * @param trustCertificate the CA of {@code shard-trust-certificate}, or null for plaintext
      */
     public BalancerClient(CuratorFramework client, String namespace, File trustCertificate) {
-        this(client, namespace, Router.dial(trustCertificate)::open);
+        this(client, namespace, io.lastunit.common.tls.ClientTls.trusting(trustCertificate));
+    }
+
+    /** Dials the leader as {@code tls} says (the router's way of dialling shard nodes). */
+    public BalancerClient(CuratorFramework client, String namespace, io.lastunit.common.tls.ClientTls tls) {
+        this(client, namespace, Router.dial(tls)::open);
     }
 
     BalancerClient(CuratorFramework client, String namespace, Function<String, ManagedChannel> open) {

@@ -130,15 +130,15 @@ public final class Router {
     }
 
     /**
-     * How the router dials shard nodes and the balancer leader ({@code trustCertificate}: the CA of
-     * {@code shard-trust-certificate}, or null for plaintext). Replies are handled without blocking
+     * How the router dials shard nodes and the balancer leader ({@code tls}: plaintext, TLS trusting
+     * {@code shard-trust-certificate}, or mutual TLS with the router's own certificate). Replies are handled without blocking
      * (completing futures, answering the caller), so they run on the transport thread that read
      * them: no hand-off per call. The router retries with its own bounds ({@code attempts-max}), so
      * gRPC's transparent retry is off: it would wrap every call in a buffering RetriableStream for
      * nothing.
      */
-    public static ShardChannels.Dial dial(File trustCertificate) {
-        return new ShardChannels.Dial(trustCertificate, REPLY_BYTES_MAX, true, false);
+    public static ShardChannels.Dial dial(io.lastunit.common.tls.ClientTls tls) {
+        return new ShardChannels.Dial(tls, REPLY_BYTES_MAX, true, false);
     }
 
     /**

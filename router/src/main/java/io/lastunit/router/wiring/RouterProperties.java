@@ -38,6 +38,14 @@ public class RouterProperties {
     private String tlsCertificate = "";
     private String tlsKey = "";
     private String shardTrustCertificate = "";
+    private String tokensFile = "";
+    private long tokensReloadIntervalMs = 10_000;
+    private String mtlsCertificate = "";
+    private String mtlsKey = "";
+    private String mtlsCa = "";
+    private long mtlsReloadIntervalMs = io.lastunit.common.tls.MutualTls.RELOAD_INTERVAL_DEFAULT.toMillis();
+    /** {@code user:password}; empty: no ZooKeeper credentials, open ACLs. */
+    private String zookeeperCredentials = "";
     private long pullWaitMs = 1_000;
     private int pullAttemptsMax = 3;
     private int reserveBatchMax = 256;
@@ -71,7 +79,12 @@ public class RouterProperties {
                 reserveBatchMax, reserveBatchesInFlightMax, reserveBatchHoldAbove, reserveQueueMax,
                 Duration.ofMillis(movingHoldMaxMs), new io.lastunit.common.metrics.MetricsConfig(metricsEnabled,
                         metricsHost.isBlank() ? host : metricsHost, metricsPort), Duration.ofMillis(shutdownGraceMs),
-                Duration.ofMillis(maxConnectionAgeMs), Duration.ofMillis(maxConnectionAgeGraceMs), healthPort);
+                Duration.ofMillis(maxConnectionAgeMs), Duration.ofMillis(maxConnectionAgeGraceMs), healthPort,
+                file(tokensFile), Duration.ofMillis(tokensReloadIntervalMs),
+                io.lastunit.common.tls.MutualTls.fromSettings("lastunit.router.mtls-", mtlsCertificate, mtlsKey, mtlsCa,
+                        mtlsReloadIntervalMs),
+                io.lastunit.common.topology.ZooKeeperCredentials.parse("lastunit.router.zookeeper-credentials",
+                        zookeeperCredentials));
     }
 
     private static File file(String path) {
@@ -118,6 +131,20 @@ public class RouterProperties {
     public void setTlsCertificate(String v) { this.tlsCertificate = v; }
     public String getTlsKey() { return tlsKey; }
     public void setTlsKey(String v) { this.tlsKey = v; }
+    public String getTokensFile() { return tokensFile; }
+    public void setTokensFile(String v) { this.tokensFile = v; }
+    public long getTokensReloadIntervalMs() { return tokensReloadIntervalMs; }
+    public void setTokensReloadIntervalMs(long v) { this.tokensReloadIntervalMs = v; }
+    public String getMtlsCertificate() { return mtlsCertificate; }
+    public void setMtlsCertificate(String v) { this.mtlsCertificate = v; }
+    public String getMtlsKey() { return mtlsKey; }
+    public void setMtlsKey(String v) { this.mtlsKey = v; }
+    public String getMtlsCa() { return mtlsCa; }
+    public void setMtlsCa(String v) { this.mtlsCa = v; }
+    public long getMtlsReloadIntervalMs() { return mtlsReloadIntervalMs; }
+    public void setMtlsReloadIntervalMs(long v) { this.mtlsReloadIntervalMs = v; }
+    public String getZookeeperCredentials() { return zookeeperCredentials; }
+    public void setZookeeperCredentials(String v) { this.zookeeperCredentials = v; }
     public String getShardTrustCertificate() { return shardTrustCertificate; }
     public void setShardTrustCertificate(String v) { this.shardTrustCertificate = v; }
     public long getPullWaitMs() { return pullWaitMs; }

@@ -66,6 +66,12 @@ public class ShardProperties {
 
     private String tlsCertificate = "";
     private String tlsKey = "";
+    private String mtlsCertificate = "";
+    private String mtlsKey = "";
+    private String mtlsCa = "";
+    private long mtlsReloadIntervalMs = io.lastunit.common.tls.MutualTls.RELOAD_INTERVAL_DEFAULT.toMillis();
+    /** {@code user:password}; empty: no ZooKeeper credentials, open ACLs. */
+    private String zookeeperCredentials = "";
 
     private long sweepIntervalMs = 1_000;
     private int sweepBucketsPerTickMax = 10_000;
@@ -122,9 +128,12 @@ public class ShardProperties {
                 limits, laneConfig, Duration.ofMillis(sweepIntervalMs), sweepBucketsPerTickMax, readThreads,
                 readQueueCapacity, new ShardConfig.Topology(zookeeper, namespace, advertisedAddress,
                 Duration.ofMillis(topologyStaleMaxMs), regions.isEmpty() ? "" : regions.get(0),
-                Duration.ofMillis(zookeeperSessionTimeoutMs)),
+                Duration.ofMillis(zookeeperSessionTimeoutMs), io.lastunit.common.topology.ZooKeeperCredentials.parse(
+                        "lastunit.shard.zookeeper-credentials", zookeeperCredentials)),
                 new ShardConfig.Tls(tlsCertificate.isBlank() ? null : new java.io.File(tlsCertificate),
-                        tlsKey.isBlank() ? null : new java.io.File(tlsKey)),
+                        tlsKey.isBlank() ? null : new java.io.File(tlsKey),
+                        io.lastunit.common.tls.MutualTls.fromSettings("lastunit.shard.mtls-", mtlsCertificate, mtlsKey,
+                                mtlsCa, mtlsReloadIntervalMs)),
                 new RetentionConfig(retentionEnabled, Duration.ofMillis(retentionIntervalMs),
                         Duration.ofMillis(retentionHoldsAfterMs), Duration.ofMillis(retentionTransfersAfterMs),
                         retentionBatchMax, retentionBatchesPerRunMax, Duration.ofMillis(retentionBatchPauseMs)),
@@ -135,6 +144,16 @@ public class ShardProperties {
                         Duration.ofMillis(shutdownGraceMs), healthPort));
     }
 
+    public String getMtlsCertificate() { return mtlsCertificate; }
+    public void setMtlsCertificate(String v) { this.mtlsCertificate = v; }
+    public String getMtlsKey() { return mtlsKey; }
+    public void setMtlsKey(String v) { this.mtlsKey = v; }
+    public String getMtlsCa() { return mtlsCa; }
+    public void setMtlsCa(String v) { this.mtlsCa = v; }
+    public long getMtlsReloadIntervalMs() { return mtlsReloadIntervalMs; }
+    public void setMtlsReloadIntervalMs(long v) { this.mtlsReloadIntervalMs = v; }
+    public String getZookeeperCredentials() { return zookeeperCredentials; }
+    public void setZookeeperCredentials(String v) { this.zookeeperCredentials = v; }
     public String getTlsCertificate() { return tlsCertificate; }
     public void setTlsCertificate(String v) { this.tlsCertificate = v; }
     public String getTlsKey() { return tlsKey; }
