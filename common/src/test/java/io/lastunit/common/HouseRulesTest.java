@@ -2,7 +2,9 @@ package io.lastunit.common;
 
 import com.tngtech.archunit.core.domain.JavaClasses;
 import io.lastunit.common.topology.Placement;
+import io.lastunit.common.topology.RestorePlan;
 import io.lastunit.common.topology.Topology;
+import io.lastunit.common.topology.TopologyExports;
 import io.lastunit.testkit.HouseRules;
 import org.junit.jupiter.api.Test;
 
@@ -18,7 +20,7 @@ class HouseRulesTest {
     @Test
     void keysAndTopologyValuesArePure() {
         HouseRules.pure("io.lastunit.common.keys..").forEach(r -> r.check(CLASSES));
-        HouseRules.pureClasses(Placement.class, Topology.class).forEach(r -> r.check(CLASSES));
+        HouseRules.pureClasses(Placement.class, Topology.class, RestorePlan.class, TopologyExports.class).forEach(r -> r.check(CLASSES));
     }
 
     @Test
