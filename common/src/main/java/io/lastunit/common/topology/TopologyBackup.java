@@ -222,7 +222,8 @@ public final class TopologyBackup {
             if (applied(txn)) {
                 return; // our own transaction, applied before a connection loss and retried by Curator
             }
-            throw new ConcurrentModificationException(which + ": " + e.code() + " at " + failedPath(e, txn)
+            String at = TopologyStore.failedOp(e, txn.ops().stream().map(RestorePlan.Op::path).toList());
+            throw new ConcurrentModificationException(which + ": " + e.code() + " at " + at
                     + "; the topology changed meanwhile and this transaction wrote nothing"
                     + (index == 0 ? "" : " (transactions 1.." + index + " applied: the namespace holds no cells"
                             + " and serves nothing until the import is run again)"));
@@ -257,20 +258,6 @@ public final class TopologyBackup {
             }
         }
         return true;
-    }
-
-    private static String failedPath(KeeperException e, RestorePlan.Transaction txn) {
-        var results = e.getResults();
-        if (results != null) {
-            for (int i = 0; i < results.size() && i < txn.ops().size(); i++) {
-                if (results.get(i) instanceof org.apache.zookeeper.OpResult.ErrorResult err
-                        && err.getErr() != KeeperException.Code.OK.intValue()
-                        && err.getErr() != KeeperException.Code.RUNTIMEINCONSISTENCY.intValue()) {
-                    return txn.ops().get(i).path();
-                }
-            }
-        }
-        return e.getPath() != null ? e.getPath() : "(unknown op)";
     }
 
     @FunctionalInterface

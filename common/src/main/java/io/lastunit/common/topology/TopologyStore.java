@@ -524,7 +524,8 @@ public final class TopologyStore {
         return new HashSet<>(stored).equals(new HashSet<>(wanted)) && stored.size() == wanted.size();
     }
 
-    private static String failedOp(KeeperException e, List<String> opPaths) {
+    /** The path of the op a failed multi names as its cause (ZooKeeper marks the others RUNTIMEINCONSISTENCY). */
+    static String failedOp(KeeperException e, List<String> opPaths) {
         List<OpResult> results = e.getResults();
         if (results != null) {
             for (int i = 0; i < results.size() && i < opPaths.size(); i++) {
