@@ -60,7 +60,8 @@ public final class TopologyImportCommand implements Callable<Integer> {
 
     @Option(names = "--force",
             description = "Write the document over a namespace that holds a different topology (tenants and moves"
-                    + " it does not name are kept: deleting one would restart its epoch).")
+                    + " it does not name are kept: deleting one would restart its epoch); over one that holds"
+                    + " this very topology, raise every epoch and move version by --epoch-bump.")
     boolean force;
 
     @Option(names = "--epoch-bump", paramLabel = "N",
@@ -89,7 +90,7 @@ public final class TopologyImportCommand implements Callable<Integer> {
             }
             RestorePlan plan;
             try {
-                plan = RestorePlan.of(zk.namespace(), here, doc, epochBump, transactionBytesMax);
+                plan = RestorePlan.of(zk.namespace(), here, doc, epochBump, transactionBytesMax, force);
             } catch (IllegalStateException e) {
                 throw CliError.usage("refused, nothing written: " + e.getMessage());
             }
@@ -97,7 +98,8 @@ public final class TopologyImportCommand implements Callable<Integer> {
                     + doc.getTenantsCount() + " tenant(s), " + doc.getMovesCount() + " move(s), exported from "
                     + doc.getNamespace() + ")";
             if (plan.isNoop()) {
-                out.println(zk.namespace() + " at " + zk.connect() + " already holds " + what + ": nothing to write");
+                out.println(zk.namespace() + " at " + zk.connect() + " already holds " + what + ": nothing to write"
+                        + (force ? "" : " (--force writes it all the same, raising every epoch by --epoch-bump)"));
                 out.flush();
                 return ExitCodes.OK;
             }

@@ -173,6 +173,14 @@ class TopologyCommandsIT {
         CliRun again = admin("topology", "import", "--in", before.toString());
         assertThat(again.exitCode()).as(again.err()).isZero();
         assertThat(again.out()).contains("already holds").contains("nothing to write");
+        assertThat(exportText()).isEqualTo(Files.readString(before));
+
+        // After ZooKeeper was restored from a snapshot of its own: the same topology, epochs raised.
+        CliRun raised = admin("topology", "import", "--in", before.toString(), "--force", "--epoch-bump", "5");
+        assertThat(raised.exitCode()).as(raised.err()).isZero();
+        assertThat(store.epoch("acme")).isEqualTo(7);
+        assertThat(store.move("m1").orElseThrow().version()).isEqualTo(6);
+        assertThat(store.move("m1").orElseThrow().value().getPlannedEpoch()).isEqualTo(5); // beta 0 -> 5
     }
 
     @Test

@@ -225,6 +225,17 @@ public final class RestorePlan {
      */
     public static RestorePlan of(String root, Image here, TopologyExport wanted, int epochBump,
             int transactionBytesMax) {
+        return of(root, here, wanted, epochBump, transactionBytesMax, false);
+    }
+
+    /**
+     * As {@link #of(String, Image, TopologyExport, int, int)}; with {@code evenIfSame}, a namespace
+     * that holds the document already is written all the same, so every epoch and move version
+     * rises by {@code epochBump} (after ZooKeeper was restored from a snapshot of its own, whose
+     * versions are older than what shards and movers have seen).
+     */
+    public static RestorePlan of(String root, Image here, TopologyExport wanted, int epochBump,
+            int transactionBytesMax, boolean evenIfSame) {
         if (epochBump < 0 || epochBump > EPOCH_BUMP_MAX) {
             throw new IllegalArgumentException("epochBump=" + epochBump + " is outside [0, " + EPOCH_BUMP_MAX + "]");
         }
@@ -233,7 +244,7 @@ public final class RestorePlan {
                     + TRANSACTION_BYTES_MIN + ", " + TRANSACTION_BYTES_LIMIT + "]");
         }
         return new Planner(new TopologyPaths(root), here, TopologyExports.content(wanted), epochBump,
-                transactionBytesMax).plan();
+                transactionBytesMax, evenIfSame).plan();
     }
 
     private static int str(String s) {
@@ -246,22 +257,24 @@ public final class RestorePlan {
         final TopologyExport wanted;
         final int bump;
         final int budget;
+        final boolean evenIfSame;
         final List<String> changes = new ArrayList<>();
         final List<String> kept = new ArrayList<>();
         final Map<String, Integer> epochShift = new HashMap<>();
 
-        Planner(TopologyPaths paths, Image here, TopologyExport wanted, int bump, int budget) {
+        Planner(TopologyPaths paths, Image here, TopologyExport wanted, int bump, int budget, boolean evenIfSame) {
             this.paths = paths;
             this.here = here;
             this.wanted = wanted;
             this.bump = bump;
             this.budget = budget;
+            this.evenIfSame = evenIfSame;
         }
 
         RestorePlan plan() {
             TopologyExport have = here.content();
             List<String> differences = differences(have, wanted);
-            if (differences.isEmpty()) {
+            if (differences.isEmpty() && (!evenIfSame || bump == 0)) {
                 return new RestorePlan(List.of(), have, List.of(), List.of(), List.of(), false);
             }
             boolean overwrites = !TopologyExports.isEmpty(have);
