@@ -52,8 +52,12 @@ public final class TopologyImportCommand implements Callable<Integer> {
     @ParentCommand
     TopologyCommand topology;
 
-    @Option(names = "--in", required = true, paramLabel = "FILE", description = "The document to import.")
+    @Option(names = "--in", required = true, paramLabel = "FILE",
+            description = "The document to import; - reads it from standard input.")
     File in;
+
+    /** Where {@code --in -} reads from; tests set it. */
+    java.io.InputStream stdin = System.in;
 
     @Option(names = "--dry-run", description = "Check the document and print what would be written; write nothing.")
     boolean dryRun;
@@ -165,14 +169,21 @@ public final class TopologyImportCommand implements Callable<Integer> {
     private TopologyExport readDocument() {
         String json;
         try {
-            if (!in.isFile()) {
+            if (in.getPath().equals("-")) {
+                byte[] bytes = stdin.readNBytes((int) DOCUMENT_BYTES_MAX + 1);
+                if (bytes.length > DOCUMENT_BYTES_MAX) {
+                    throw CliError.usage("--in -: more than a topology document may have (" + DOCUMENT_BYTES_MAX
+                            + " bytes)");
+                }
+                json = new String(bytes, StandardCharsets.UTF_8);
+            } else if (!in.isFile()) {
                 throw CliError.usage("--in " + in + ": no such file");
-            }
-            if (in.length() > DOCUMENT_BYTES_MAX) {
+            } else if (in.length() > DOCUMENT_BYTES_MAX) {
                 throw CliError.usage("--in " + in + ": " + in.length() + " bytes, more than a topology document may"
                         + " have (" + DOCUMENT_BYTES_MAX + ")");
+            } else {
+                json = Files.readString(in.toPath(), StandardCharsets.UTF_8);
             }
-            json = Files.readString(in.toPath(), StandardCharsets.UTF_8);
         } catch (IOException e) {
             throw CliError.usage("--in " + in + ": cannot read: " + e);
         }

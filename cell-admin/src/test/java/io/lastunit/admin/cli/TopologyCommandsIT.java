@@ -282,6 +282,15 @@ class TopologyCommandsIT {
         assertThat(dry.out()).contains("cell big: create, 1 shard(s)").contains("tenant acme: in big ACTIVE at epoch 3"
                 + " (new; document epoch 2)").endsWith("dry run: nothing written\n");
         assertThat(client.checkExists().forPath(root)).isNull();
+        java.io.InputStream stdin = System.in;
+        try {
+            System.setIn(new java.io.ByteArrayInputStream(Files.readAllBytes(backup)));
+            CliRun piped = admin("topology", "import", "--in", "-", "--dry-run");
+            assertThat(piped.exitCode()).as(piped.err()).isZero();
+            assertThat(piped.out()).isEqualTo(dry.out().replace(backup.toString(), "-"));
+        } finally {
+            System.setIn(stdin);
+        }
 
         root = otherRoot;
         client.create().withMode(CreateMode.EPHEMERAL).forPath(root + "/moves/m1/lease", "mover-7".getBytes());
