@@ -8,7 +8,6 @@ import io.lastunit.api.topology.v1.Move;
 import io.lastunit.api.topology.v1.ShardInfo;
 import io.lastunit.api.topology.v1.TenantPlacement;
 import io.lastunit.api.topology.v1.TopologyExport;
-import io.lastunit.common.Failure;
 import io.lastunit.common.Reason;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
@@ -260,28 +259,7 @@ public final class TopologyBackup {
         return true;
     }
 
-    @FunctionalInterface
-    private interface ZkCall<T> {
-        T call() throws Exception;
-    }
-
-    private <T> T zk(String what, ZkCall<T> call) {
-        try {
-            return call.call();
-        } catch (KeeperException.ConnectionLossException | KeeperException.SessionExpiredException
-                | KeeperException.OperationTimeoutException | KeeperException.SessionMovedException e) {
-            throw Failure.retryable(Reason.TOPOLOGY_UNAVAILABLE, "topology root=" + paths.root + ": " + what + ": "
-                    + e.code() + " (a write may or may not have applied; run it again)", StalenessGate.RETRY_AFTER);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw Failure.retryable(Reason.TOPOLOGY_UNAVAILABLE, "topology root=" + paths.root + ": " + what
-                    + ": interrupted (a write may or may not have applied)", StalenessGate.RETRY_AFTER);
-        } catch (RuntimeException e) {
-            throw e;
-        } catch (KeeperException e) {
-            throw new IllegalStateException(what + ": " + e.code() + " at " + e.getPath(), e);
-        } catch (Exception e) {
-            throw new IllegalStateException(what + ": " + e, e);
-        }
+    private <T> T zk(String what, TopologyStore.ZkCall<T> call) {
+        return TopologyStore.zk(paths.root, what, call);
     }
 }
