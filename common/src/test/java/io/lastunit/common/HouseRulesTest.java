@@ -5,7 +5,9 @@ import io.lastunit.common.tls.AllowList;
 import io.lastunit.common.tls.Role;
 import io.lastunit.common.tls.ServiceIdentity;
 import io.lastunit.common.topology.Placement;
+import io.lastunit.common.topology.RestorePlan;
 import io.lastunit.common.topology.Topology;
+import io.lastunit.common.topology.TopologyExports;
 import io.lastunit.testkit.HouseRules;
 import org.junit.jupiter.api.Test;
 
@@ -21,7 +23,7 @@ class HouseRulesTest {
     @Test
     void keysAndTopologyValuesArePure() {
         HouseRules.pure("io.lastunit.common.keys..").forEach(r -> r.check(CLASSES));
-        HouseRules.pureClasses(Placement.class, Topology.class).forEach(r -> r.check(CLASSES));
+        HouseRules.pureClasses(Placement.class, Topology.class, RestorePlan.class, TopologyExports.class).forEach(r -> r.check(CLASSES));
         // Who may call what is decided from values: the interceptor does the I/O.
         HouseRules.pureClasses(AllowList.class, Role.class, ServiceIdentity.class).forEach(r -> r.check(CLASSES));
     }

@@ -12,8 +12,9 @@ import picocli.CommandLine.Spec;
  */
 @Command(name = "admin", mixinStandardHelpOptions = true,
         subcommands = {CellsCommand.class, TenantsCommand.class, MovesCommand.class, CheckCommand.class,
-                AdminServeCommand.class, AclsCommand.class},
-        description = "Cells, tenant placement and moves, and the invariant check of a running platform; the admin server.")
+                TopologyCommand.class, AdminServeCommand.class, AclsCommand.class},
+        description = "Cells, tenant placement and moves, the invariant check of a running platform, topology"
+                + " backup and restore, ZooKeeper ACLs; the admin server.")
 public final class AdminCommand implements Callable<Integer> {
     static final String ZOOKEEPER_DEFAULT = "127.0.0.1:2181";
     static final String NAMESPACE_DEFAULT = "/lastunit";

@@ -80,10 +80,28 @@ class LastunitCliTest {
 
     @Test
     void adminAndItsGroups_needACommand() {
-        assertUsageError(CliRun.of("admin"), "needs a command: cells, tenants, moves, check, serve");
+        assertUsageError(CliRun.of("admin"), "needs a command: cells, tenants, moves, check, topology, serve");
         assertUsageError(CliRun.of("admin", "cells"), "needs a command: list, create");
         assertUsageError(CliRun.of("admin", "tenants"), "needs a command: assign, move, show");
         assertUsageError(CliRun.of("admin", "moves"), "needs a command: list, show, abort, resume");
+        assertUsageError(CliRun.of("admin", "topology"), "needs a command: export, import");
+    }
+
+    @Test
+    void topologyImport_badOptions_areRefusedBeforeConnecting() {
+        // port 1: nothing listens there, and nothing is asked of it
+        String[] zk = {"admin", "--zookeeper", "127.0.0.1:1", "topology", "import"};
+        assertUsageError(CliRun.of(zk), "Missing required option: '--in=FILE'");
+        assertUsageError(CliRun.of(append(zk, "--in", "x.json", "--epoch-bump", "-1")), "--epoch-bump -1 is outside 0..1000");
+        assertUsageError(CliRun.of(append(zk, "--in", "x.json", "--transaction-bytes-max", "100")),
+                "--transaction-bytes-max 100 is outside 16384..67108864");
+        assertUsageError(CliRun.of(append(zk, "--in", "no-such-file.json")), "--in no-such-file.json: no such file");
+    }
+
+    private static String[] append(String[] a, String... b) {
+        String[] all = java.util.Arrays.copyOf(a, a.length + b.length);
+        System.arraycopy(b, 0, all, a.length, b.length);
+        return all;
     }
 
     @ParameterizedTest

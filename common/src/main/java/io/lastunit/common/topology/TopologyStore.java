@@ -524,7 +524,8 @@ public final class TopologyStore {
         return new HashSet<>(stored).equals(new HashSet<>(wanted)) && stored.size() == wanted.size();
     }
 
-    private static String failedOp(KeeperException e, List<String> opPaths) {
+    /** The path of the op a failed multi names as its cause (ZooKeeper marks the others RUNTIMEINCONSISTENCY). */
+    static String failedOp(KeeperException e, List<String> opPaths) {
         List<OpResult> results = e.getResults();
         if (results != null) {
             for (int i = 0; i < results.size() && i < opPaths.size(); i++) {
@@ -617,7 +618,7 @@ public final class TopologyStore {
     }
 
     @FunctionalInterface
-    private interface ZkCall<T> {
+    interface ZkCall<T> {
         T call() throws Exception;
     }
 
@@ -626,14 +627,19 @@ public final class TopologyStore {
      * retryable {@link Reason#TOPOLOGY_UNAVAILABLE}; the outcome of a write is then unknown.
      */
     private <T> T zk(String what, ZkCall<T> call) {
+        return zk(paths.root, what, call);
+    }
+
+    /** {@link #zk(String, ZkCall)} for any class of this package that reads or writes under {@code root}. */
+    static <T> T zk(String root, String what, ZkCall<T> call) {
         try {
             return call.call();
         } catch (KeeperException.ConnectionLossException | KeeperException.SessionExpiredException
                 | KeeperException.OperationTimeoutException | KeeperException.SessionMovedException e) {
-            throw unavailable(what + ": " + e.code() + " (a write may or may not have applied; repeat it)");
+            throw unavailable(root, what + ": " + e.code() + " (a write may or may not have applied; repeat it)");
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
-            throw unavailable(what + ": interrupted (a write may or may not have applied)");
+            throw unavailable(root, what + ": interrupted (a write may or may not have applied)");
         } catch (RuntimeException e) {
             throw e;
         } catch (KeeperException e) {
@@ -643,8 +649,8 @@ public final class TopologyStore {
         }
     }
 
-    private Failure unavailable(String message) {
-        return Failure.retryable(Reason.TOPOLOGY_UNAVAILABLE, "topology root=" + paths.root + ": " + message,
+    private static Failure unavailable(String root, String message) {
+        return Failure.retryable(Reason.TOPOLOGY_UNAVAILABLE, "topology root=" + root + ": " + message,
                 StalenessGate.RETRY_AFTER);
     }
 }
