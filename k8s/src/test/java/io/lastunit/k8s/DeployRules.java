@@ -39,22 +39,30 @@ final class DeployRules {
 
     /** A lastunit service, as its image names it, with where its settings live. */
     enum Service {
-        SHARD_NODE("lastunit-shard-node", "shard-node", "LASTUNIT_SHARD_", "lastunit.shard"),
-        ROUTER("lastunit-router", "router", "LASTUNIT_ROUTER_", "lastunit.router"),
-        BALANCER("lastunit-bucket-balancer", "bucket-balancer", "LASTUNIT_BALANCER_", "lastunit.balancer"),
-        /** The admin tool: settings are options of `admin serve`, no application.yml. */
-        ADMIN("lastunit-admin", null, null, null);
+        SHARD_NODE("lastunit-shard-node", "shard-node", "LASTUNIT_SHARD_", "lastunit.shard", "shard"),
+        ROUTER("lastunit-router", "router", "LASTUNIT_ROUTER_", "lastunit.router", "router"),
+        BALANCER("lastunit-bucket-balancer", "bucket-balancer", "LASTUNIT_BALANCER_", "lastunit.balancer", "balancer"),
+        /** The admin tool: settings are options of `admin` and `admin serve`, no application.yml. */
+        ADMIN("lastunit-admin", null, null, null, "admin");
 
         final String image;
         final String module;
         final String envPrefix;
         final String yamlPrefix;
+        /** The role in its identity, spiffe://lastunit/<role>/<name> (common's io.lastunit.common.tls.Role). */
+        final String role;
 
-        Service(String image, String module, String envPrefix, String yamlPrefix) {
+        Service(String image, String module, String envPrefix, String yamlPrefix, String role) {
             this.image = image;
             this.module = module;
             this.envPrefix = envPrefix;
             this.yamlPrefix = yamlPrefix;
+            this.role = role;
+        }
+
+        /** The variable that carries its ZooKeeper digest credentials. */
+        String zookeeperCredentialsEnv() {
+            return this == ADMIN ? "LASTUNIT_ZOOKEEPER_CREDENTIALS" : envPrefix + "ZOOKEEPER_CREDENTIALS";
         }
 
         static Optional<Service> of(Map<String, Object> container) {
@@ -788,23 +796,45 @@ final class DeployRules {
         return problems;
     }
 
-    // ---- production certificates and TLS
+    // ---- production certificates, mutual TLS and ZooKeeper credentials
+
+    static final String TLS_DIR = "/etc/lastunit/tls";
+    static final Pattern IDENTITY = Pattern.compile("spiffe://lastunit/([^/]+)/[A-Za-z0-9._-]{1,64}");
 
     /**
      * Each service identity has a cert-manager Certificate from one issuer, with a PKCS#8 key (what
-     * the services read), covering every name its peers dial; every listener that can serve TLS
-     * does, with the mounted certificate; every caller of a TLS listener trusts the CA.
+     * the services read), server and client auth, exactly one identity URI
+     * (spiffe://lastunit/<role>/<name>) and every name its peers dial. Every lastunit service of a
+     * long-running workload mounts such a Certificate's Secret at /etc/lastunit/tls, whose
+     * identity has its own role, and gives its mtls certificate, key and CA as that Secret's
+     * files; no lastunit container uses the server-only settings for an internal hop
+     * (tls-certificate on shard nodes and balancers, shard-trust-certificate anywhere). The router's
+     * public listener serves TLS with the mounted certificate.
      */
     static List<String> productionTls(Manifests m) {
         List<String> problems = new ArrayList<>();
         Map<String, Map<String, Object>> bySecret = new java.util.HashMap<>();
         for (Map<String, Object> cert : m.kind("Certificate")) {
             bySecret.put(str(at(cert, "spec", "secretName")), cert);
+            if (!"cert-manager.io/v1".equals(cert.get("apiVersion"))) {
+                problems.add(id(cert) + ": apiVersion " + cert.get("apiVersion") + ", not cert-manager.io/v1");
+            }
             if (at(cert, "spec", "issuerRef", "name") == null || at(cert, "spec", "issuerRef", "kind") == null) {
                 problems.add(id(cert) + ": no issuerRef name and kind");
             }
             if (!"PKCS8".equals(at(cert, "spec", "privateKey", "encoding"))) {
                 problems.add(id(cert) + ": privateKey.encoding is not PKCS8 (the services read PKCS#8 keys)");
+            }
+            List<String> usages = strings(at(cert, "spec", "usages"));
+            if (!usages.contains("server auth") || !usages.contains("client auth")) {
+                problems.add(id(cert) + ": usages " + usages + " lack server auth or client auth: the same certificate"
+                        + " serves the listener and dials the others");
+            }
+            List<String> identities = strings(at(cert, "spec", "uris")).stream()
+                    .filter(u -> u.startsWith("spiffe://lastunit/")).toList();
+            if (identities.size() != 1 || !IDENTITY.matcher(identities.get(0)).matches()) {
+                problems.add(id(cert) + ": uris " + identities + " are not exactly one identity"
+                        + " spiffe://lastunit/<role>/<name>");
             }
         }
         Set<String> issuers = m.kind("Certificate").stream().map(c -> at(c, "spec", "issuerRef", "kind") + "/"
@@ -813,54 +843,197 @@ final class DeployRules {
             problems.add("Certificates from " + issuers.size() + " issuers " + issuers + ": one CA must sign them all");
         }
         for (String component : List.of("shard-node", "router", "bucket-balancer", "admin")) {
-            Map<String, Object> w = m.workload(component);
-            Map<String, Object> c = map(list(podSpec(w).get("containers"), "containers").get(0), "container");
-            Service s = Service.of(c).orElseThrow();
-            Optional<Map<String, Object>> cert = mountedCertificate(w, c, bySecret);
-            if (cert.isEmpty()) {
-                problems.add(id(w) + ": no Certificate's Secret is mounted at /etc/lastunit/tls");
-                continue;
-            }
-            List<String> dnsNames = list(at(cert.get(), "spec", "dnsNames") == null ? List.of()
-                    : at(cert.get(), "spec", "dnsNames"), "dnsNames").stream().map(String::valueOf).toList();
-            if ("StatefulSet".equals(w.get("kind"))) {
-                for (String dialed : podNames(w)) {
-                    if (!dnsNames.contains(dialed)) {
-                        problems.add(id(cert.get()) + ": lacks " + dialed + ", the address peers dial " + id(w) + " at");
-                    }
+            m.workload(component);
+        }
+        for (Map<String, Object> w : m.workloads()) {
+            for (Map<String, Object> c : allContainers(w)) {
+                Optional<Service> service = Service.of(c);
+                if (service.isEmpty()) {
+                    continue;
                 }
-            }
-            if (s == Service.ADMIN) {
-                if (!option(args(c), "--shard-trust-certificate").equals(Optional.of("/etc/lastunit/tls/ca.crt"))) {
-                    problems.add(id(w) + ": admin does not trust the CA (--shard-trust-certificate /etc/lastunit/tls/ca.crt)");
+                problems.addAll(noServerOnlyTls(m, w, c, service.get()));
+                if (!isJob(w)) {
+                    problems.addAll(mutualTls(m, w, c, service.get(), bySecret));
                 }
-                continue;
-            }
-            for (String[] kv : new String[][] {{"TLS_CERTIFICATE", "/etc/lastunit/tls/tls.crt"},
-                    {"TLS_KEY", "/etc/lastunit/tls/tls.key"}}) {
-                if (!m.env(c, s.envPrefix + kv[0]).equals(Optional.of(kv[1]))) {
-                    problems.add(id(w) + ": " + s.envPrefix + kv[0] + " is not " + kv[1] + ": its listener is plaintext");
-                }
-            }
-            if (s != Service.SHARD_NODE && !m.env(c, s.envPrefix + "SHARD_TRUST_CERTIFICATE")
-                    .equals(Optional.of("/etc/lastunit/tls/ca.crt"))) {
-                problems.add(id(w) + ": " + s.envPrefix + "SHARD_TRUST_CERTIFICATE is not the CA: it cannot dial TLS shards");
             }
         }
-        Map<String, Object> routerCert = mountedCertificate(m.workload("router"),
-                map(list(podSpec(m.workload("router")).get("containers"), "c").get(0), "c"), bySecret).orElse(Map.of());
-        Object names = at(routerCert, "spec", "dnsNames");
-        if (!(names instanceof List<?> l) || !l.contains("lastunit-router")) {
+        Map<String, Object> router = m.workload("router");
+        Map<String, Object> routerCert = mountedCertificate(router,
+                map(list(podSpec(router).get("containers"), "c").get(0), "c"), bySecret).orElse(Map.of());
+        if (!strings(at(routerCert, "spec", "dnsNames")).contains("lastunit-router")) {
             problems.add("the router's Certificate lacks its Service's name lastunit-router");
         }
+        Map<String, Object> admin = m.workload("admin");
+        Map<String, Object> adminCert = mountedCertificate(admin,
+                map(list(podSpec(admin).get("containers"), "c").get(0), "c"), bySecret).orElse(Map.of());
+        if (!strings(at(adminCert, "spec", "dnsNames")).contains("lastunit-admin")) {
+            problems.add("the admin server's Certificate lacks its Service's name lastunit-admin");
+        }
         return problems;
+    }
+
+    private static List<String> mutualTls(Manifests m, Map<String, Object> w, Map<String, Object> c, Service s,
+            Map<String, Map<String, Object>> bySecret) {
+        List<String> problems = new ArrayList<>();
+        String where = id(w) + " container " + c.get("name");
+        Optional<Map<String, Object>> cert = mountedCertificate(w, c, bySecret);
+        if (cert.isEmpty()) {
+            problems.add(where + ": no Certificate's Secret is mounted at " + TLS_DIR);
+            return problems;
+        }
+        List<String> identities = strings(at(cert.get(), "spec", "uris")).stream()
+                .filter(u -> u.startsWith("spiffe://lastunit/")).toList();
+        boolean ownRole = identities.size() == 1 && IDENTITY.matcher(identities.get(0)).matches()
+                && identities.get(0).startsWith("spiffe://lastunit/" + s.role + "/");
+        if (!ownRole) {
+            problems.add(where + ": its " + id(cert.get()) + " names " + identities + ", not one identity of role "
+                    + s.role + " (spiffe://lastunit/" + s.role + "/<name>): its peers' allow-lists would refuse it");
+        }
+        List<String> dnsNames = strings(at(cert.get(), "spec", "dnsNames"));
+        if ("StatefulSet".equals(w.get("kind"))) {
+            for (String dialed : podNames(w)) {
+                if (!dnsNames.contains(dialed)) {
+                    problems.add(id(cert.get()) + ": lacks " + dialed + ", the address peers dial " + id(w) + " at");
+                }
+            }
+        }
+        String[][] files = {{"certificate", "tls.crt"}, {"key", "tls.key"}, {"ca", "ca.crt"}};
+        for (String[] f : files) {
+            String wanted = TLS_DIR + "/" + f[1];
+            String setting;
+            Optional<String> value;
+            if (s == Service.ADMIN) {
+                setting = "--tls-" + ("certificate".equals(f[0]) ? "cert" : f[0]);
+                value = option(args(c), setting);
+            } else {
+                setting = s.envPrefix + "MTLS_" + f[0].toUpperCase(java.util.Locale.ROOT);
+                value = m.env(c, setting);
+            }
+            if (!value.equals(Optional.of(wanted))) {
+                problems.add(where + ": " + setting + " is " + value.orElse("unset") + ", not " + wanted
+                        + ": no mutual TLS on its internal hops");
+            }
+        }
+        if (s == Service.ADMIN && args(c).contains("serve") && args(c).indexOf("--tls-cert") > args(c).indexOf("serve")) {
+            problems.add(where + ": --tls-cert comes after serve: it is an option of admin, before the subcommand");
+        }
+        if (s == Service.ROUTER) {
+            for (String[] kv : new String[][] {{"TLS_CERTIFICATE", TLS_DIR + "/tls.crt"}, {"TLS_KEY", TLS_DIR + "/tls.key"}}) {
+                if (!m.env(c, s.envPrefix + kv[0]).equals(Optional.of(kv[1]))) {
+                    problems.add(where + ": " + s.envPrefix + kv[0] + " is not " + kv[1] + ": its public listener is"
+                            + " plaintext");
+                }
+            }
+        }
+        return problems;
+    }
+
+    /** The server-only TLS settings, which mutual TLS replaces on the internal hops (docs/authentication.md). */
+    private static List<String> noServerOnlyTls(Manifests m, Map<String, Object> w, Map<String, Object> c, Service s) {
+        List<String> problems = new ArrayList<>();
+        String where = id(w) + " container " + c.get("name");
+        List<String> old = switch (s) {
+            case SHARD_NODE -> List.of("TLS_CERTIFICATE", "TLS_KEY");
+            case BALANCER -> List.of("TLS_CERTIFICATE", "TLS_KEY", "SHARD_TRUST_CERTIFICATE");
+            case ROUTER -> List.of("SHARD_TRUST_CERTIFICATE");
+            case ADMIN -> List.of();
+        };
+        for (String setting : old) {
+            if (m.env(c, s.envPrefix + setting).isPresent()) {
+                problems.add(where + ": sets " + s.envPrefix + setting + ", server-only TLS on an internal hop:"
+                        + " use mtls-certificate/key/ca");
+            }
+        }
+        if (s == Service.ADMIN && args(c).contains("--shard-trust-certificate")) {
+            problems.add(where + ": passes --shard-trust-certificate, server-only TLS to shard nodes: use"
+                    + " --tls-cert/--tls-key/--tls-ca");
+        }
+        return problems;
+    }
+
+    /**
+     * Every lastunit container, Jobs included, authenticates to ZooKeeper: its credentials variable
+     * comes from a Secret's key, the same one for every process (one user owns the tree's ACLs).
+     */
+    static List<String> zookeeperCredentials(Manifests m) {
+        List<String> problems = new ArrayList<>();
+        Set<String> sources = new TreeSet<>();
+        for (Map<String, Object> w : m.workloads()) {
+            for (Map<String, Object> c : allContainers(w)) {
+                Optional<Service> s = Service.of(c);
+                if (s.isEmpty()) {
+                    continue;
+                }
+                String var = s.get().zookeeperCredentialsEnv();
+                Optional<String> value = m.env(c, var);
+                String where = id(w) + " container " + c.get("name");
+                if (value.isEmpty() || !value.get().startsWith("<secret ")) {
+                    problems.add(where + ": " + var + " is " + value.orElse("unset") + ", not a Secret's key: its"
+                            + " ZooKeeper session has no credentials and the ACLs refuse it");
+                } else {
+                    sources.add(value.get());
+                }
+                if (args(c).contains("--zookeeper-credentials")) {
+                    problems.add(where + ": --zookeeper-credentials in its arguments puts the password in the pod spec");
+                }
+            }
+        }
+        if (sources.size() > 1) {
+            problems.add("ZooKeeper credentials from " + sources + ": every process needs the same ones");
+        }
+        return problems;
+    }
+
+    /**
+     * The routers read their grants from a file in a mounted Secret (tokens-file), which they read
+     * again while running, and from nowhere else: the Secret volume is mounted whole (a subPath
+     * mount never sees the Secret change), and no grants come from tokens or a config file.
+     */
+    static List<String> routerGrants(Manifests m) {
+        List<String> problems = new ArrayList<>();
+        Map<String, Object> w = m.workload("router");
+        Map<String, Object> c = map(list(podSpec(w).get("containers"), "containers").get(0), "container");
+        String where = id(w) + " container " + c.get("name");
+        Optional<String> file = m.env(c, "LASTUNIT_ROUTER_TOKENS_FILE");
+        for (String other : List.of("LASTUNIT_ROUTER_TOKENS", "MICRONAUT_CONFIG_FILES")) {
+            if (m.env(c, other).isPresent()) {
+                problems.add(where + ": sets " + other + ": its grants come from LASTUNIT_ROUTER_TOKENS_FILE alone");
+            }
+        }
+        if (file.isEmpty()) {
+            problems.add(where + ": LASTUNIT_ROUTER_TOKENS_FILE is unset: grants would change only with a restart");
+            return problems;
+        }
+        Set<String> secretVolumes = new TreeSet<>();
+        for (Object v : list(podSpec(w).getOrDefault("volumes", List.of()), "volumes")) {
+            if (at(v, "secret", "secretName") != null) {
+                secretVolumes.add(str(map(v, "volume").get("name")));
+            }
+        }
+        boolean mounted = false;
+        for (Object vm : list(c.getOrDefault("volumeMounts", List.of()), "volumeMounts")) {
+            Map<String, Object> mount = map(vm, "volumeMount");
+            String dir = str(mount.get("mountPath"));
+            if (secretVolumes.contains(str(mount.get("name"))) && mount.get("subPath") == null
+                    && file.get().startsWith(dir.endsWith("/") ? dir : dir + "/")) {
+                mounted = true;
+            }
+        }
+        if (!mounted) {
+            problems.add(where + ": LASTUNIT_ROUTER_TOKENS_FILE " + file.get() + " is in no Secret volume mounted whole");
+        }
+        return problems;
+    }
+
+    private static List<String> strings(Object list) {
+        return list instanceof List<?> l ? l.stream().map(String::valueOf).toList() : List.of();
     }
 
     private static Optional<Map<String, Object>> mountedCertificate(Map<String, Object> w, Map<String, Object> c,
             Map<String, Map<String, Object>> bySecret) {
         String volume = null;
         for (Object vm : list(c.getOrDefault("volumeMounts", List.of()), "volumeMounts")) {
-            if ("/etc/lastunit/tls".equals(map(vm, "volumeMount").get("mountPath"))) {
+            if (TLS_DIR.equals(map(vm, "volumeMount").get("mountPath"))) {
                 volume = str(map(vm, "volumeMount").get("name"));
             }
         }

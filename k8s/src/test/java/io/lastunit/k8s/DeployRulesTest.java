@@ -167,17 +167,114 @@ class DeployRulesTest {
     }
 
     @Test
-    void productionTls_catchesACertificateThatLacksAShardsName_andAPlaintextListener() {
+    void productionTls_catchesAShardNameMissing_anIdentityOfTheWrongRole_andAMissingMtlsFile() {
         List<String> problems = broken(DeployRules::productionTls, o -> {
-            list(at(object(o, "Certificate", "lastunit-shard-node"), "spec", "dnsNames"), "dnsNames")
-                    .remove("lastunit-shard-1.lastunit-shard");
-            setEnv(container(o, "StatefulSet", "lastunit-balancer"), "LASTUNIT_BALANCER_TLS_CERTIFICATE", null);
+            Map<String, Object> spec = map(object(o, "Certificate", "lastunit-shard-node").get("spec"), "spec");
+            list(spec.get("dnsNames"), "dnsNames").remove("lastunit-shard-1.lastunit-shard");
+            spec.put("uris", List.of("spiffe://lastunit/router/lastunit-shard"));
+            setEnv(container(o, "StatefulSet", "lastunit-balancer"), "LASTUNIT_BALANCER_MTLS_CA", null);
+            List<Object> args = list(container(o, "Deployment", "lastunit-admin").get("args"), "args");
+            args.set(args.indexOf("--tls-key") + 1, "/etc/lastunit/tls/ca.crt");
+            setEnv(container(o, "Deployment", "lastunit-router"), "LASTUNIT_ROUTER_TLS_KEY", null);
         });
         assertThat(problems).contains(
                 "Certificate lastunit-shard-node: lacks lastunit-shard-1.lastunit-shard, the address peers dial"
                         + " StatefulSet lastunit-shard at",
-                "StatefulSet lastunit-balancer: LASTUNIT_BALANCER_TLS_CERTIFICATE is not /etc/lastunit/tls/tls.crt: its"
-                        + " listener is plaintext");
+                "StatefulSet lastunit-shard container shard-node: its Certificate lastunit-shard-node names"
+                        + " [spiffe://lastunit/router/lastunit-shard], not one identity of role shard"
+                        + " (spiffe://lastunit/shard/<name>): its peers' allow-lists would refuse it",
+                "StatefulSet lastunit-balancer container bucket-balancer: LASTUNIT_BALANCER_MTLS_CA is unset, not"
+                        + " /etc/lastunit/tls/ca.crt: no mutual TLS on its internal hops",
+                "Deployment lastunit-admin container admin: --tls-key is /etc/lastunit/tls/ca.crt, not"
+                        + " /etc/lastunit/tls/tls.key: no mutual TLS on its internal hops",
+                "Deployment lastunit-router container router: LASTUNIT_ROUTER_TLS_KEY is not /etc/lastunit/tls/tls.key:"
+                        + " its public listener is plaintext");
+    }
+
+    @Test
+    void productionTls_catchesServerOnlySettingsOnInternalHops() {
+        List<String> problems = broken(DeployRules::productionTls, o -> {
+            setEnv(container(o, "StatefulSet", "lastunit-shard"), "LASTUNIT_SHARD_TLS_CERTIFICATE",
+                    "/etc/lastunit/tls/tls.crt");
+            setEnv(container(o, "Deployment", "lastunit-router"), "LASTUNIT_ROUTER_SHARD_TRUST_CERTIFICATE",
+                    "/etc/lastunit/tls/ca.crt");
+            setEnv(container(o, "StatefulSet", "lastunit-balancer"), "LASTUNIT_BALANCER_TLS_KEY",
+                    "/etc/lastunit/tls/tls.key");
+            List<Object> args = list(container(o, "Job", "lastunit-bootstrap").get("args"), "args");
+            args.addAll(1, List.of("--shard-trust-certificate", "/etc/lastunit/tls/ca.crt"));
+        });
+        assertThat(problems).contains(
+                "StatefulSet lastunit-shard container shard-node: sets LASTUNIT_SHARD_TLS_CERTIFICATE, server-only TLS"
+                        + " on an internal hop: use mtls-certificate/key/ca",
+                "Deployment lastunit-router container router: sets LASTUNIT_ROUTER_SHARD_TRUST_CERTIFICATE, server-only"
+                        + " TLS on an internal hop: use mtls-certificate/key/ca",
+                "StatefulSet lastunit-balancer container bucket-balancer: sets LASTUNIT_BALANCER_TLS_KEY, server-only"
+                        + " TLS on an internal hop: use mtls-certificate/key/ca",
+                "Job lastunit-bootstrap container cells: passes --shard-trust-certificate, server-only TLS to shard"
+                        + " nodes: use --tls-cert/--tls-key/--tls-ca");
+    }
+
+    @Test
+    void productionTls_catchesACertificateWithoutClientAuthOrIdentity_andASecretNoCertificateIssues() {
+        List<String> problems = broken(DeployRules::productionTls, o -> {
+            Map<String, Object> balancer = map(object(o, "Certificate", "lastunit-balancer").get("spec"), "spec");
+            balancer.put("usages", List.of("server auth"));
+            balancer.remove("uris");
+            for (Object v : list(Manifests.podSpec(object(o, "Deployment", "lastunit-router")).get("volumes"), "v")) {
+                if ("tls".equals(map(v, "v").get("name"))) {
+                    map(map(v, "v").get("secret"), "secret").put("secretName", "lastunit-router-server-tls");
+                }
+            }
+        });
+        assertThat(problems).contains(
+                "Certificate lastunit-balancer: usages [server auth] lack server auth or client auth: the same"
+                        + " certificate serves the listener and dials the others",
+                "Certificate lastunit-balancer: uris [] are not exactly one identity spiffe://lastunit/<role>/<name>",
+                "StatefulSet lastunit-balancer container bucket-balancer: its Certificate lastunit-balancer names [],"
+                        + " not one identity of role balancer (spiffe://lastunit/balancer/<name>): its peers'"
+                        + " allow-lists would refuse it",
+                "Deployment lastunit-router container router: no Certificate's Secret is mounted at /etc/lastunit/tls");
+    }
+
+    @Test
+    void zookeeperCredentials_catchAJobWithout_aLiteralPassword_andTwoSecrets() {
+        List<String> problems = broken(DeployRules::zookeeperCredentials, o -> {
+            setEnv(container(o, "Job", "lastunit-bootstrap"), "LASTUNIT_ZOOKEEPER_CREDENTIALS", null);
+            setEnv(container(o, "Deployment", "lastunit-router"), "LASTUNIT_ROUTER_ZOOKEEPER_CREDENTIALS",
+                    "lastunit:in-the-manifest");
+            for (Object e : env(container(o, "StatefulSet", "lastunit-balancer"))) {
+                Object ref = at(e, "valueFrom", "secretKeyRef");
+                if (ref != null && "LASTUNIT_BALANCER_ZOOKEEPER_CREDENTIALS".equals(map(e, "e").get("name"))) {
+                    map(ref, "ref").put("name", "lastunit-balancer-zookeeper");
+                }
+            }
+        });
+        assertThat(problems).contains(
+                "Job lastunit-bootstrap container cells: LASTUNIT_ZOOKEEPER_CREDENTIALS is unset, not a Secret's key:"
+                        + " its ZooKeeper session has no credentials and the ACLs refuse it",
+                "Deployment lastunit-router container router: LASTUNIT_ROUTER_ZOOKEEPER_CREDENTIALS is"
+                        + " lastunit:in-the-manifest, not a Secret's key: its ZooKeeper session has no credentials and"
+                        + " the ACLs refuse it",
+                "ZooKeeper credentials from [<secret lastunit-balancer-zookeeper/credentials>,"
+                        + " <secret lastunit-zookeeper-credentials/credentials>]: every process needs the same ones");
+    }
+
+    @Test
+    void routerGrants_catchAConfigFileBesideTheTokensFile_andASubPathMount() {
+        List<String> problems = broken(DeployRules::routerGrants, o -> {
+            Map<String, Object> router = container(o, "Deployment", "lastunit-router");
+            setEnv(router, "MICRONAUT_CONFIG_FILES", "/etc/lastunit/grants/router-grants.yml");
+            for (Object vm : list(router.get("volumeMounts"), "volumeMounts")) {
+                if ("grants".equals(map(vm, "vm").get("name"))) {
+                    map(vm, "vm").put("subPath", "grants");
+                }
+            }
+        });
+        assertThat(problems).containsExactly(
+                "Deployment lastunit-router container router: sets MICRONAUT_CONFIG_FILES: its grants come from"
+                        + " LASTUNIT_ROUTER_TOKENS_FILE alone",
+                "Deployment lastunit-router container router: LASTUNIT_ROUTER_TOKENS_FILE /etc/lastunit/grants/grants"
+                        + " is in no Secret volume mounted whole");
     }
 
     @Test
@@ -192,7 +289,7 @@ class DeployRulesTest {
         });
         assertThat(DeployRules.secrets(typo, K8sManifestsTest.PROD_EXTERNAL_SECRETS)).singleElement().asString()
                 .contains("[lastunit-admin-grants, lastunit-backup-s3, lastunit-router-grants, lastunit-shard-db,"
-                        + " lastunit-shard-dbs]");
+                        + " lastunit-shard-dbs, lastunit-zookeeper-credentials]");
     }
 
     @Test

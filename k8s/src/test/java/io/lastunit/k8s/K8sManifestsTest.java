@@ -24,7 +24,8 @@ import org.yaml.snakeyaml.constructor.SafeConstructor;
  */
 class K8sManifestsTest {
     static final Set<String> PROD_EXTERNAL_SECRETS =
-            Set.of("lastunit-shard-db", "lastunit-router-grants", "lastunit-admin-grants", "lastunit-backup-s3");
+            Set.of("lastunit-shard-db", "lastunit-router-grants", "lastunit-admin-grants", "lastunit-zookeeper-credentials",
+                    "lastunit-backup-s3");
 
     private static void assertNone(String rule, List<String> problems) {
         assertThat(problems).as("%s:%n  %s", rule, String.join("\n  ", problems)).isEmpty();
@@ -107,8 +108,36 @@ class K8sManifestsTest {
     }
 
     @Test
-    void prod_servesTlsWithCertManagerCertificatesForEveryIdentity() {
+    void prod_runsMutualTlsByRoleWithCertManagerCertificatesForEveryIdentity() {
         assertNone("prod TLS", DeployRules.productionTls(Manifests.of("prod")));
+    }
+
+    @Test
+    void prod_givesEveryLastunitProcessTheZooKeeperCredentials() {
+        assertNone("prod ZooKeeper credentials", DeployRules.zookeeperCredentials(Manifests.of("prod")));
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"dev", "prod"})
+    void routers_readTheirGrantsFromAMountedFile(String overlay) {
+        assertNone(overlay + " router grants", DeployRules.routerGrants(Manifests.of(overlay)));
+    }
+
+    /** Dev is plaintext and open (k8s/README.md): no certificates, no mutual TLS, no ZooKeeper ACLs. */
+    @Test
+    void dev_isPlaintext_andWithoutZooKeeperCredentials() {
+        Manifests dev = Manifests.of("dev");
+        assertThat(dev.kind("Certificate")).isEmpty();
+        for (Map<String, Object> w : dev.workloads()) {
+            for (Map<String, Object> c : Manifests.allContainers(w)) {
+                for (Object e : Manifests.list(c.getOrDefault("env", List.of()), "env")) {
+                    assertThat(String.valueOf(Manifests.map(e, "env").get("name"))).as(Manifests.id(w))
+                            .doesNotContain("TLS", "ZOOKEEPER_CREDENTIALS");
+                }
+                assertThat(Manifests.args(c)).as(Manifests.id(w)).doesNotContain("--tls-cert",
+                        "--shard-trust-certificate", "--zookeeper-credentials");
+            }
+        }
     }
 
     @Test
