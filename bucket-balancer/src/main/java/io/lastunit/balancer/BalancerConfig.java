@@ -48,6 +48,7 @@ import java.util.List;
  *                              (BalancerAllowList), and shard nodes are dialled with this identity; not
  *                              with tlsCertificate or shardTrustCertificate
  * @param zookeeperCredentials  lastunit's ZooKeeper credentials (its znodes get their ACL), or null: none
+ * @param zookeeperTls          TLS to ZooKeeper's secure client port, or null: plaintext
  */
 public record BalancerConfig(
         String host,
@@ -80,7 +81,8 @@ public record BalancerConfig(
         Duration shutdownGrace,
         int healthPort,
         io.lastunit.common.tls.MutualTls mutualTls,
-        io.lastunit.common.topology.ZooKeeperCredentials zookeeperCredentials) {
+        io.lastunit.common.topology.ZooKeeperCredentials zookeeperCredentials,
+        io.lastunit.common.tls.ZooKeeperTls zookeeperTls) {
 
     public BalancerConfig {
         List<String> problems = new ArrayList<>();
@@ -158,7 +160,7 @@ public record BalancerConfig(
                 Duration.ofSeconds(10), Duration.ofSeconds(1), 0.25, 16, 0.02, 64, 0.1, Duration.ofSeconds(10),
                 Duration.ofSeconds(5), 2, 3, Duration.ofSeconds(5), Duration.ofSeconds(10), 256, 4, 1_024,
                 Duration.ofSeconds(60), null, null, null, io.lastunit.common.metrics.MetricsConfig.on("127.0.0.1"),
-                Duration.ZERO, io.lastunit.common.lifecycle.NodeServer.HEALTH_PORT_OFF, null, null);
+                Duration.ZERO, io.lastunit.common.lifecycle.NodeServer.HEALTH_PORT_OFF, null, null, null);
     }
 
     public BalancePolicy policy() {
@@ -211,6 +213,7 @@ public record BalancerConfig(
         public int healthPort;
         public io.lastunit.common.tls.MutualTls mutualTls;
         public io.lastunit.common.topology.ZooKeeperCredentials zookeeperCredentials;
+        public io.lastunit.common.tls.ZooKeeperTls zookeeperTls;
 
         Builder(BalancerConfig c) {
             host = c.host;
@@ -244,6 +247,7 @@ public record BalancerConfig(
             healthPort = c.healthPort;
             mutualTls = c.mutualTls;
             zookeeperCredentials = c.zookeeperCredentials;
+            zookeeperTls = c.zookeeperTls;
         }
 
         BalancerConfig build() {
@@ -252,7 +256,7 @@ public record BalancerConfig(
                     demandWindow, invariantInterval, invariantConsecutive, stepAttemptsMax, stepTimeout,
                     recoveryInterval, movesPerTickMax, pullThreads, pullQueueMax, metricsLogInterval,
                     shardTrustCertificate, tlsCertificate, tlsKey, metrics, shutdownGrace, healthPort,
-                    mutualTls, zookeeperCredentials);
+                    mutualTls, zookeeperCredentials, zookeeperTls);
         }
     }
 }

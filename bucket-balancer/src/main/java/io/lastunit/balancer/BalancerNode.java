@@ -149,7 +149,8 @@ public final class BalancerNode implements AutoCloseable {
             registry = Metrics.newRegistry("balancer");
             metrics.bindTo(registry);
         }
-        curator = Curators.newClient(config.zookeeper(), config.zookeeperSessionTimeout(), config.zookeeperCredentials());
+        curator = Curators.newClient(config.zookeeper(), config.zookeeperSessionTimeout(), config.zookeeperCredentials(),
+                config.zookeeperTls());
         lifecycle.onClose("ZooKeeper client", curator::close);
         curator.start();
         if (!curator.blockUntilConnected(30, TimeUnit.SECONDS)) {

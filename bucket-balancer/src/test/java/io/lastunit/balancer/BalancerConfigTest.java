@@ -67,6 +67,21 @@ class BalancerConfigTest {
     }
 
     @Test
+    void zookeeperTls_filesGoTogether_namingTheMissingSettings() {
+        try (ApplicationContext ctx = ApplicationContext.run(Map.of(
+                "lastunit.balancer.zookeeper", "zk:2281",
+                "lastunit.balancer.zookeeper-tls-certificate", "/etc/lastunit/zk-client.pem"))) {
+            BalancerProperties p = ctx.getBean(BalancerProperties.class);
+            assertThat(p.getZookeeperTlsCertificate()).isEqualTo("/etc/lastunit/zk-client.pem");
+            assertThatThrownBy(p::toConfig).isInstanceOf(IllegalArgumentException.class)
+                    .hasMessageContaining("missing: lastunit.balancer.zookeeper-tls-key, lastunit.balancer.zookeeper-tls-ca");
+        }
+        BalancerProperties none = new BalancerProperties();
+        none.setZookeeper("zk:2181");
+        assertThat(none.toConfig().zookeeperTls()).isNull();
+    }
+
+    @Test
     void micronaut_bindsTheKebabCaseSettings() {
         try (ApplicationContext ctx = ApplicationContext.run(Map.of(
                 "lastunit.balancer.zookeeper", "zk:2181",

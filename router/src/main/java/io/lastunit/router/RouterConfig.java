@@ -61,6 +61,7 @@ import java.util.List;
  * @param mutualTls             mutual TLS to shard nodes and the balancer with the router's own certificate
  *                              (role router), or null; not with {@code shardTrustCertificate}
  * @param zookeeperCredentials  lastunit's ZooKeeper credentials, or null: none
+ * @param zookeeperTls          TLS to ZooKeeper's secure client port, or null: plaintext
  */
 public record RouterConfig(
         String routerId,
@@ -99,7 +100,8 @@ public record RouterConfig(
         File tokensFile,
         Duration tokensReloadInterval,
         io.lastunit.common.tls.MutualTls mutualTls,
-        io.lastunit.common.topology.ZooKeeperCredentials zookeeperCredentials) {
+        io.lastunit.common.topology.ZooKeeperCredentials zookeeperCredentials,
+        io.lastunit.common.tls.ZooKeeperTls zookeeperTls) {
 
     /** Longest {@code pullWait}: a Reserve should not wait longer than this for stock to move. */
     public static final Duration PULL_WAIT_MAX = Duration.ofSeconds(60);

@@ -115,7 +115,8 @@ public final class RouterNode implements AutoCloseable {
         if (metricsConfig.enabled()) {
             registry = Metrics.newRegistry("router", "router", config.routerId());
         }
-        curator = Curators.newClient(config.zookeeper(), Duration.ofSeconds(15), config.zookeeperCredentials());
+        curator = Curators.newClient(config.zookeeper(), Duration.ofSeconds(15), config.zookeeperCredentials(),
+                config.zookeeperTls());
         lifecycle.onClose("ZooKeeper client", curator::close);
         curator.start();
         topology = new TopologyCache(curator, config.namespace(), config.topologyStaleMax(), InstantSource.system());

@@ -125,10 +125,12 @@ public record ShardConfig(
      *                           shard may take its database over
      * @param credentials        lastunit's ZooKeeper credentials (every znode it creates gets their
      *                           ACL), or null: none
+     * @param tls                TLS to ZooKeeper's secure client port, or null: plaintext
      */
     public record Topology(String zookeeper, String namespace, String advertisedAddress, Duration staleMax,
                            String standaloneRegion, Duration sessionTimeout,
-                           io.lastunit.common.topology.ZooKeeperCredentials credentials) {
+                           io.lastunit.common.topology.ZooKeeperCredentials credentials,
+                           io.lastunit.common.tls.ZooKeeperTls tls) {
         /** The ZooKeeper session timeout unless one is given. */
         public static final Duration SESSION_TIMEOUT_DEFAULT = Duration.ofSeconds(15);
         public static final Topology STANDALONE = new Topology("", "/lastunit", "", Duration.ofSeconds(10), "");
@@ -136,7 +138,7 @@ public record ShardConfig(
         /** With the default session timeout. */
         public Topology(String zookeeper, String namespace, String advertisedAddress, Duration staleMax,
                         String standaloneRegion) {
-            this(zookeeper, namespace, advertisedAddress, staleMax, standaloneRegion, SESSION_TIMEOUT_DEFAULT, null);
+            this(zookeeper, namespace, advertisedAddress, staleMax, standaloneRegion, SESSION_TIMEOUT_DEFAULT, null, null);
         }
 
         public boolean enabled() {

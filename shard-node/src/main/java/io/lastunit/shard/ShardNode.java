@@ -143,7 +143,7 @@ public final class ShardNode implements AutoCloseable {
         DatabaseOwner.TakeOver takeOver = DatabaseOwner.TakeOver.NEVER;
         if (config.topology().enabled()) {
             curator = Curators.newClient(config.topology().zookeeper(), config.topology().sessionTimeout(),
-                    config.topology().credentials());
+                    config.topology().credentials(), config.topology().tls());
             lifecycle.onClose("ZooKeeper client", curator::close);
             curator.start();
             takeOver = this::sessionsOfAGoneNode;

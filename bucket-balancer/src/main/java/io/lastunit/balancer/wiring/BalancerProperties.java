@@ -46,6 +46,10 @@ public class BalancerProperties {
     private long mtlsReloadIntervalMs = io.lastunit.common.tls.MutualTls.RELOAD_INTERVAL_DEFAULT.toMillis();
     /** {@code user:password}; empty: no ZooKeeper credentials, open ACLs. */
     private String zookeeperCredentials = "";
+    /** PEM files for TLS to ZooKeeper's secure client port; all empty: plaintext. */
+    private String zookeeperTlsCertificate = "";
+    private String zookeeperTlsKey = "";
+    private String zookeeperTlsCa = "";
     private boolean metricsEnabled = D.metrics().enabled();
     /** Empty: the balancer's own host. */
     private String metricsHost = "";
@@ -66,7 +70,9 @@ public class BalancerProperties {
                 io.lastunit.common.tls.MutualTls.fromSettings("lastunit.balancer.mtls-", mtlsCertificate, mtlsKey, mtlsCa,
                         mtlsReloadIntervalMs),
                 io.lastunit.common.topology.ZooKeeperCredentials.parse("lastunit.balancer.zookeeper-credentials",
-                        zookeeperCredentials));
+                        zookeeperCredentials),
+                io.lastunit.common.tls.ZooKeeperTls.fromSettings("lastunit.balancer.zookeeper-tls-",
+                        zookeeperTlsCertificate, zookeeperTlsKey, zookeeperTlsCa));
     }
 
     private static File file(String path) {
@@ -141,6 +147,12 @@ public class BalancerProperties {
     public void setMtlsReloadIntervalMs(long v) { this.mtlsReloadIntervalMs = v; }
     public String getZookeeperCredentials() { return zookeeperCredentials; }
     public void setZookeeperCredentials(String v) { this.zookeeperCredentials = v; }
+    public String getZookeeperTlsCertificate() { return zookeeperTlsCertificate; }
+    public void setZookeeperTlsCertificate(String v) { this.zookeeperTlsCertificate = v; }
+    public String getZookeeperTlsKey() { return zookeeperTlsKey; }
+    public void setZookeeperTlsKey(String v) { this.zookeeperTlsKey = v; }
+    public String getZookeeperTlsCa() { return zookeeperTlsCa; }
+    public void setZookeeperTlsCa(String v) { this.zookeeperTlsCa = v; }
     public String getTlsCertificate() { return tlsCertificate; }
     public void setTlsCertificate(String v) { this.tlsCertificate = v; }
     public String getTlsKey() { return tlsKey; }

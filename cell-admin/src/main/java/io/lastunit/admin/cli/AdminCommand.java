@@ -64,7 +64,7 @@ public final class AdminCommand implements Callable<Integer> {
     /** Checks --zookeeper and --namespace, then connects (exit 3 when ZooKeeper does not answer). */
     ZooKeeperSession connect() {
         validate();
-        return ZooKeeperSession.open(zookeeper, namespace, security.zookeeper());
+        return ZooKeeperSession.open(zookeeper, namespace, security.zookeeper(), security.zookeeperTls());
     }
 
     void validate() {

@@ -138,7 +138,7 @@ public final class AdminServeCommand implements Callable<Integer> {
                     movesMax, Duration.ofMillis(resumeMs), MoverSettings.defaults(), MovePolicy.defaults(),
                     "admin-" + MoveCli.owner().substring(4), new io.lastunit.common.metrics.MetricsConfig(
                             metricsEnabled, metricsHost.isBlank() ? host : metricsHost, metricsPort), healthPort,
-                    admin.security.mutualTls(), admin.security.zookeeper());
+                    admin.security.mutualTls(), admin.security.zookeeper(), admin.security.zookeeperTls());
         } catch (IllegalArgumentException e) {
             throw new ParameterException(spec.commandLine(), e.getMessage());
         }

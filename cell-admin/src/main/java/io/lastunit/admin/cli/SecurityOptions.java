@@ -40,6 +40,11 @@ public final class SecurityOptions {
         return zookeeperAuth.zookeeper();
     }
 
+    /** TLS to ZooKeeper, or null for plaintext. */
+    io.lastunit.common.tls.ZooKeeperTls zookeeperTls() {
+        return zookeeperAuth.zookeeperTls();
+    }
+
     /** The mutual-TLS files, or null when neither the three options nor --secure-dir give them. */
     MutualTls mutualTls() {
         File cert = pick(tlsCertificate, ADMIN_CERTIFICATE_FILE);

@@ -74,7 +74,8 @@ public final class TopCommand implements Callable<Integer> {
         int screens = once ? 1 : iterations == 0 ? ITERATIONS_MAX : iterations;
         boolean clear = !once && System.console() != null;
         PrintWriter out = spec.commandLine().getOut();
-        ZooKeeperSession zk = zookeeper == null ? null : ZooKeeperSession.open(zookeeper, namespace, zookeeperAuth.zookeeper());
+        ZooKeeperSession zk = zookeeper == null ? null : ZooKeeperSession.open(zookeeper, namespace, zookeeperAuth.zookeeper(),
+                zookeeperAuth.zookeeperTls());
         try {
             Map<String, Scrape> before = look(zk);
             long t0 = System.nanoTime();

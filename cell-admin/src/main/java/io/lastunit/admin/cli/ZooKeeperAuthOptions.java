@@ -1,6 +1,7 @@
 package io.lastunit.admin.cli;
 
 import io.lastunit.admin.platform.LocalCredentials;
+import io.lastunit.common.tls.ZooKeeperTls;
 import io.lastunit.common.topology.ZooKeeperCredentials;
 import java.io.File;
 import java.io.IOException;
@@ -12,6 +13,7 @@ import picocli.CommandLine.Option;
 /**
  * A command's ZooKeeper credentials for a platform with ACLs: given as {@code USER:PASSWORD}, or
  * read from the directory {@code ./lastunit up --secure} wrote. The option wins over the directory.
+ * And its TLS to ZooKeeper's secure client port ({@code --zookeeper-tls-*}, all three or none).
  * Not thread-safe (a command's options).
  */
 public final class ZooKeeperAuthOptions {
@@ -30,6 +32,31 @@ public final class ZooKeeperAuthOptions {
             description = "ZooKeeper digest credentials of a platform with ACLs (default: " + ZOOKEEPER_CREDENTIALS_ENV
                     + ", else --secure-dir's).")
     String zookeeperCredentials = System.getenv(ZOOKEEPER_CREDENTIALS_ENV);
+
+    @Option(names = "--zookeeper-tls-cert", paramLabel = "PEM",
+            description = "Client certificate for TLS to ZooKeeper's secure client port (with --zookeeper-tls-key"
+                    + " and --zookeeper-tls-ca; default: plaintext).")
+    File zookeeperTlsCertificate;
+
+    @Option(names = "--zookeeper-tls-key", paramLabel = "PEM", description = "Its PKCS#8 key.")
+    File zookeeperTlsKey;
+
+    @Option(names = "--zookeeper-tls-ca", paramLabel = "PEM", description = "The CA of ZooKeeper's server certificate.")
+    File zookeeperTlsCa;
+
+    /** TLS to ZooKeeper, checked now, or null for plaintext. */
+    ZooKeeperTls zookeeperTls() {
+        try {
+            return ZooKeeperTls.fromSettings("--zookeeper-tls-", path(zookeeperTlsCertificate),
+                    path(zookeeperTlsKey), path(zookeeperTlsCa));
+        } catch (IllegalArgumentException e) {
+            throw CliError.usage(e.getMessage().replace("--zookeeper-tls-certificate", "--zookeeper-tls-cert"));
+        }
+    }
+
+    private static String path(File f) {
+        return f == null ? "" : f.getPath();
+    }
 
     /** The ZooKeeper credentials, or null for none. */
     ZooKeeperCredentials zookeeper() {

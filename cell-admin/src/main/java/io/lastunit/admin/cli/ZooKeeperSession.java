@@ -40,16 +40,20 @@ final class ZooKeeperSession implements AutoCloseable {
      * Connects, or fails with exit code 3 when ZooKeeper does not answer within {@link #CONNECT_MAX}.
      */
     static ZooKeeperSession open(String connect, String namespace) {
-        return open(connect, namespace, null);
+        return open(connect, namespace, null, null);
     }
 
-    /** As {@link #open(String, String)}, authenticated with {@code credentials} (null: none). */
-    static ZooKeeperSession open(String connect, String namespace, io.lastunit.common.topology.ZooKeeperCredentials credentials) {
+    /**
+     * As {@link #open(String, String)}, authenticated with {@code credentials} (null: none), over TLS
+     * with {@code tls} (null: plaintext).
+     */
+    static ZooKeeperSession open(String connect, String namespace, io.lastunit.common.topology.ZooKeeperCredentials credentials,
+            io.lastunit.common.tls.ZooKeeperTls tls) {
         CuratorFramework client;
         try {
             // Few retries: an operator at a terminal wants an answer, not a minute of backoff.
             client = Curators.newClient(connect, Duration.ofSeconds(15), Duration.ofSeconds(5),
-                    new ExponentialBackoffRetry(100, 3, 1_000), credentials);
+                    new ExponentialBackoffRetry(100, 3, 1_000), credentials, tls);
             client.start();
         } catch (IllegalArgumentException e) {
             throw CliError.usage("--zookeeper '" + connect + "': " + e.getMessage());

@@ -434,7 +434,8 @@ public final class LocalPlatform implements AutoCloseable {
                 tokenGrants, trustFile, 4, adminResumeInterval, moverSettings, movePolicy,
                 "local-platform-" + ProcessHandle.current().pid(), metrics(),
                 io.lastunit.common.lifecycle.NodeServer.HEALTH_PORT_OFF,
-                credentials == null ? null : credentials.service(Role.ADMIN, "admin-server"), zookeeperCredentials());
+                credentials == null ? null : credentials.service(Role.ADMIN, "admin-server"), zookeeperCredentials(),
+                null);
         adminServer = new AdminServer(config, moveFaults, moverClock).start();
     }
 

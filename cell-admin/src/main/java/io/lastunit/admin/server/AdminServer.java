@@ -80,17 +80,19 @@ public final class AdminServer implements AutoCloseable {
      * @param mutualTls      mutual TLS (null: off): the listener serves TLS and admits only the admin role
      *                       (then the token), and shard nodes are dialled with this identity; not with shardTrust
      * @param zookeeperCredentials lastunit's ZooKeeper credentials, or null: none
+     * @param zookeeperTls   TLS to ZooKeeper's secure client port, or null: plaintext
      */
     public record Config(String zookeeper, String namespace, String host, int port, List<String> tokenGrants,
             File shardTrust, int runsMax, Duration resumeInterval, MoverSettings settings, MovePolicy policy,
             String owner, MetricsConfig metrics, int healthPort, io.lastunit.common.tls.MutualTls mutualTls,
-            io.lastunit.common.topology.ZooKeeperCredentials zookeeperCredentials) {
+            io.lastunit.common.topology.ZooKeeperCredentials zookeeperCredentials,
+            io.lastunit.common.tls.ZooKeeperTls zookeeperTls) {
         /** Without mutual TLS or ZooKeeper credentials. */
         public Config(String zookeeper, String namespace, String host, int port, List<String> tokenGrants,
                 File shardTrust, int runsMax, Duration resumeInterval, MoverSettings settings, MovePolicy policy,
                 String owner, MetricsConfig metrics, int healthPort) {
             this(zookeeper, namespace, host, port, tokenGrants, shardTrust, runsMax, resumeInterval, settings, policy,
-                    owner, metrics, healthPort, null, null);
+                    owner, metrics, healthPort, null, null, null);
         }
 
         public Config {
@@ -174,7 +176,8 @@ public final class AdminServer implements AutoCloseable {
         if (config.metrics().enabled()) {
             registry = Metrics.newRegistry("admin");
         }
-        curator = Curators.newClient(config.zookeeper(), Duration.ofSeconds(15), config.zookeeperCredentials());
+        curator = Curators.newClient(config.zookeeper(), Duration.ofSeconds(15), config.zookeeperCredentials(),
+                config.zookeeperTls());
         lifecycle.onClose("ZooKeeper client", curator::close);
         curator.start();
         if (!curator.blockUntilConnected(30, TimeUnit.SECONDS)) {

@@ -98,6 +98,15 @@ class LastunitCliTest {
         assertUsageError(CliRun.of(append(zk, "--in", "no-such-file.json")), "--in no-such-file.json: no such file");
     }
 
+    @Test
+    void zookeeperTls_filesGoTogether_andMustBeReadable_beforeConnecting() {
+        String[] zk = {"admin", "--zookeeper", "127.0.0.1:1"};
+        assertUsageError(CliRun.of(append(zk, "--zookeeper-tls-cert", "c.pem", "cells", "list")),
+                "missing: --zookeeper-tls-key, --zookeeper-tls-ca");
+        assertUsageError(CliRun.of(append(zk, "--zookeeper-tls-cert", "no-c.pem", "--zookeeper-tls-key", "no-k.pem",
+                "--zookeeper-tls-ca", "no-ca.pem", "cells", "list")), "--zookeeper-tls-*: ", "cannot read no-c.pem");
+    }
+
     private static String[] append(String[] a, String... b) {
         String[] all = java.util.Arrays.copyOf(a, a.length + b.length);
         System.arraycopy(b, 0, all, a.length, b.length);

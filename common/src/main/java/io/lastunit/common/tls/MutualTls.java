@@ -44,11 +44,28 @@ public record MutualTls(File certificate, File key, File ca, Duration reloadInte
      * @throws IllegalArgumentException naming the settings that are missing or unreadable
      */
     public static MutualTls fromSettings(String prefix, String certificate, String key, String ca, long reloadIntervalMs) {
+        if (!allOrNone(prefix, certificate, key, ca)) {
+            return null;
+        }
+        try {
+            return new MutualTls(new File(certificate), new File(key), new File(ca), Duration.ofMillis(reloadIntervalMs));
+        } catch (IllegalArgumentException e) {
+            throw new IllegalArgumentException(prefix + "*: " + e.getMessage(), e);
+        }
+    }
+
+    /**
+     * Whether the three settings {@code <prefix>certificate}, {@code key} and {@code ca} are given:
+     * false when all are blank, true when none is.
+     *
+     * @throws IllegalArgumentException naming the missing ones when some are given and some not
+     */
+    static boolean allOrNone(String prefix, String certificate, String key, String ca) {
         boolean c = !blank(certificate);
         boolean k = !blank(key);
         boolean a = !blank(ca);
         if (!c && !k && !a) {
-            return null;
+            return false;
         }
         if (!c || !k || !a) {
             List<String> missing = new ArrayList<>();
@@ -64,11 +81,7 @@ public record MutualTls(File certificate, File key, File ca, Duration reloadInte
             throw new IllegalArgumentException(prefix + "certificate, " + prefix + "key and " + prefix
                     + "ca go together; missing: " + String.join(", ", missing));
         }
-        try {
-            return new MutualTls(new File(certificate), new File(key), new File(ca), Duration.ofMillis(reloadIntervalMs));
-        } catch (IllegalArgumentException e) {
-            throw new IllegalArgumentException(prefix + "*: " + e.getMessage(), e);
-        }
+        return true;
     }
 
     private static boolean blank(String s) {

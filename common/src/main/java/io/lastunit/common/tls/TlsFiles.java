@@ -45,7 +45,7 @@ record TlsFiles(X509Certificate[] chain, PrivateKey key, X509Certificate[] autho
         return new TlsFiles(chain, key, authorities, identity.get());
     }
 
-    private static X509Certificate[] certificates(java.io.File file, byte[] pem) {
+    static X509Certificate[] certificates(java.io.File file, byte[] pem) {
         X509Certificate[] certs;
         try {
             certs = CertificateUtils.getX509Certificates(new ByteArrayInputStream(pem));
@@ -59,7 +59,7 @@ record TlsFiles(X509Certificate[] chain, PrivateKey key, X509Certificate[] autho
     }
 
     /** Whether {@code key} signs what {@code cert}'s public key verifies. */
-    private static boolean matches(PrivateKey key, X509Certificate cert) {
+    static boolean matches(PrivateKey key, X509Certificate cert) {
         String algorithm = switch (key.getAlgorithm()) {
             case "RSA" -> "SHA256withRSA";
             case "EC" -> "SHA256withECDSA";

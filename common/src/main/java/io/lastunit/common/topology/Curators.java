@@ -1,11 +1,16 @@
 package io.lastunit.common.topology;
 
+import io.lastunit.common.tls.ZooKeeperTls;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Objects;
 import org.apache.curator.RetryPolicy;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.CuratorFrameworkFactory;
 import org.apache.curator.retry.ExponentialBackoffRetry;
+import org.apache.zookeeper.ClientCnxnSocketNetty;
+import org.apache.zookeeper.client.ZKClientConfig;
+import org.apache.zookeeper.common.ClientX509Util;
 
 /**
  * Builds the Curator clients lastunit services share, with every option that matters passed
@@ -45,10 +50,19 @@ public final class Curators {
      */
     public static CuratorFramework newClient(String connectString, Duration sessionTimeout,
             ZooKeeperCredentials credentials) {
+        return newClient(connectString, sessionTimeout, credentials, null);
+    }
+
+    /**
+     * As {@link #newClient(String, Duration, ZooKeeperCredentials)}, over TLS with {@code tls} (null:
+     * plaintext): see {@link #newClient(String, Duration, Duration, RetryPolicy, ZooKeeperCredentials, ZooKeeperTls)}.
+     */
+    public static CuratorFramework newClient(String connectString, Duration sessionTimeout,
+            ZooKeeperCredentials credentials, ZooKeeperTls tls) {
         Duration connectionTimeout = sessionTimeout.compareTo(CONNECTION_TIMEOUT) < 0 ? sessionTimeout : CONNECTION_TIMEOUT;
         RetryPolicy retry = new ExponentialBackoffRetry(
                 (int) RETRY_SLEEP_BASE.toMillis(), RETRIES_MAX, (int) RETRY_SLEEP_MAX.toMillis());
-        return newClient(connectString, sessionTimeout, connectionTimeout, retry, credentials);
+        return newClient(connectString, sessionTimeout, connectionTimeout, retry, credentials, tls);
     }
 
     /**
@@ -78,6 +92,19 @@ public final class Curators {
      */
     public static CuratorFramework newClient(String connectString, Duration sessionTimeout, Duration connectionTimeout,
             RetryPolicy retryPolicy, ZooKeeperCredentials credentials) {
+        return newClient(connectString, sessionTimeout, connectionTimeout, retryPolicy, credentials, null);
+    }
+
+    /**
+     * As {@link #newClient(String, Duration, Duration, RetryPolicy, ZooKeeperCredentials)}, and with
+     * {@code tls} (null: plaintext) the client speaks TLS only, to ZooKeeper's secure client port:
+     * Netty's client socket, its certificate and key from {@code tls}, the server's certificate
+     * checked against {@code tls.ca()} and against the host it dials. The settings are this
+     * client's own ({@link ZKClientConfig}), not JVM-wide system properties, so clients with and
+     * without TLS can share a process.
+     */
+    public static CuratorFramework newClient(String connectString, Duration sessionTimeout, Duration connectionTimeout,
+            RetryPolicy retryPolicy, ZooKeeperCredentials credentials, ZooKeeperTls tls) {
         if (connectString == null || connectString.isBlank()) {
             throw new IllegalArgumentException("connectString is empty");
         }
@@ -101,6 +128,30 @@ public final class Curators {
         if (credentials != null) {
             b.authorization("digest", credentials.authBytes()).aclProvider(credentials.aclProvider());
         }
+        if (tls != null) {
+            b.zkClientConfig(clientConfig(tls));
+        }
         return b.build();
+    }
+
+    /**
+     * ZooKeeper's client TLS settings for {@code tls}, each given explicitly so that no
+     * {@code zookeeper.ssl.*} system property of the JVM decides them.
+     */
+    static ZKClientConfig clientConfig(ZooKeeperTls tls) {
+        Path keyStore = tls.writeKeyStore();
+        ZKClientConfig c = new ZKClientConfig();
+        c.setProperty(ZKClientConfig.ZOOKEEPER_CLIENT_CNXN_SOCKET, ClientCnxnSocketNetty.class.getName());
+        c.setProperty(ZKClientConfig.SECURE_CLIENT, "true");
+        try (ClientX509Util x = new ClientX509Util()) {
+            c.setProperty(x.getSslKeystoreLocationProperty(), keyStore.toString());
+            c.setProperty(x.getSslKeystoreTypeProperty(), "PEM");
+            c.setProperty(x.getSslKeystorePasswdProperty(), "");
+            c.setProperty(x.getSslTruststoreLocationProperty(), tls.ca().getAbsolutePath());
+            c.setProperty(x.getSslTruststoreTypeProperty(), "PEM");
+            c.setProperty(x.getSslTruststorePasswdProperty(), "");
+            c.setProperty(x.getSslHostnameVerificationEnabledProperty(), "true");
+        }
+        return c;
     }
 }

@@ -46,6 +46,10 @@ public class RouterProperties {
     private long mtlsReloadIntervalMs = io.lastunit.common.tls.MutualTls.RELOAD_INTERVAL_DEFAULT.toMillis();
     /** {@code user:password}; empty: no ZooKeeper credentials, open ACLs. */
     private String zookeeperCredentials = "";
+    /** PEM files for TLS to ZooKeeper's secure client port; all empty: plaintext. */
+    private String zookeeperTlsCertificate = "";
+    private String zookeeperTlsKey = "";
+    private String zookeeperTlsCa = "";
     private long pullWaitMs = 1_000;
     private int pullAttemptsMax = 3;
     private int reserveBatchMax = 256;
@@ -84,7 +88,9 @@ public class RouterProperties {
                 io.lastunit.common.tls.MutualTls.fromSettings("lastunit.router.mtls-", mtlsCertificate, mtlsKey, mtlsCa,
                         mtlsReloadIntervalMs),
                 io.lastunit.common.topology.ZooKeeperCredentials.parse("lastunit.router.zookeeper-credentials",
-                        zookeeperCredentials));
+                        zookeeperCredentials),
+                io.lastunit.common.tls.ZooKeeperTls.fromSettings("lastunit.router.zookeeper-tls-",
+                        zookeeperTlsCertificate, zookeeperTlsKey, zookeeperTlsCa));
     }
 
     private static File file(String path) {
@@ -145,6 +151,12 @@ public class RouterProperties {
     public void setMtlsReloadIntervalMs(long v) { this.mtlsReloadIntervalMs = v; }
     public String getZookeeperCredentials() { return zookeeperCredentials; }
     public void setZookeeperCredentials(String v) { this.zookeeperCredentials = v; }
+    public String getZookeeperTlsCertificate() { return zookeeperTlsCertificate; }
+    public void setZookeeperTlsCertificate(String v) { this.zookeeperTlsCertificate = v; }
+    public String getZookeeperTlsKey() { return zookeeperTlsKey; }
+    public void setZookeeperTlsKey(String v) { this.zookeeperTlsKey = v; }
+    public String getZookeeperTlsCa() { return zookeeperTlsCa; }
+    public void setZookeeperTlsCa(String v) { this.zookeeperTlsCa = v; }
     public String getShardTrustCertificate() { return shardTrustCertificate; }
     public void setShardTrustCertificate(String v) { this.shardTrustCertificate = v; }
     public long getPullWaitMs() { return pullWaitMs; }

@@ -72,6 +72,10 @@ public class ShardProperties {
     private long mtlsReloadIntervalMs = io.lastunit.common.tls.MutualTls.RELOAD_INTERVAL_DEFAULT.toMillis();
     /** {@code user:password}; empty: no ZooKeeper credentials, open ACLs. */
     private String zookeeperCredentials = "";
+    /** PEM files for TLS to ZooKeeper's secure client port; all empty: plaintext. */
+    private String zookeeperTlsCertificate = "";
+    private String zookeeperTlsKey = "";
+    private String zookeeperTlsCa = "";
 
     private long sweepIntervalMs = 1_000;
     private int sweepBucketsPerTickMax = 10_000;
@@ -129,7 +133,9 @@ public class ShardProperties {
                 readQueueCapacity, new ShardConfig.Topology(zookeeper, namespace, advertisedAddress,
                 Duration.ofMillis(topologyStaleMaxMs), regions.isEmpty() ? "" : regions.get(0),
                 Duration.ofMillis(zookeeperSessionTimeoutMs), io.lastunit.common.topology.ZooKeeperCredentials.parse(
-                        "lastunit.shard.zookeeper-credentials", zookeeperCredentials)),
+                        "lastunit.shard.zookeeper-credentials", zookeeperCredentials),
+                io.lastunit.common.tls.ZooKeeperTls.fromSettings("lastunit.shard.zookeeper-tls-",
+                        zookeeperTlsCertificate, zookeeperTlsKey, zookeeperTlsCa)),
                 new ShardConfig.Tls(tlsCertificate.isBlank() ? null : new java.io.File(tlsCertificate),
                         tlsKey.isBlank() ? null : new java.io.File(tlsKey),
                         io.lastunit.common.tls.MutualTls.fromSettings("lastunit.shard.mtls-", mtlsCertificate, mtlsKey,
@@ -154,6 +160,12 @@ public class ShardProperties {
     public void setMtlsReloadIntervalMs(long v) { this.mtlsReloadIntervalMs = v; }
     public String getZookeeperCredentials() { return zookeeperCredentials; }
     public void setZookeeperCredentials(String v) { this.zookeeperCredentials = v; }
+    public String getZookeeperTlsCertificate() { return zookeeperTlsCertificate; }
+    public void setZookeeperTlsCertificate(String v) { this.zookeeperTlsCertificate = v; }
+    public String getZookeeperTlsKey() { return zookeeperTlsKey; }
+    public void setZookeeperTlsKey(String v) { this.zookeeperTlsKey = v; }
+    public String getZookeeperTlsCa() { return zookeeperTlsCa; }
+    public void setZookeeperTlsCa(String v) { this.zookeeperTlsCa = v; }
     public String getTlsCertificate() { return tlsCertificate; }
     public void setTlsCertificate(String v) { this.tlsCertificate = v; }
     public String getTlsKey() { return tlsKey; }
