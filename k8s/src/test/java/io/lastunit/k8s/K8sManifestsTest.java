@@ -144,6 +144,41 @@ class K8sManifestsTest {
                 + " base/zookeeper.yaml's: change both").isEqualTo(devAll);
     }
 
+    /**
+     * ZooKeeper's own parser takes each overlay's zoo.cfg (the version lastunit builds with): dev's
+     * plaintext client port on every address, prod's on the loopback only beside the secure client
+     * port and quorum TLS. The metrics provider is left out: its jar is in the image, not here.
+     */
+    @ParameterizedTest
+    @ValueSource(strings = {"dev", "prod"})
+    void zooCfg_isAcceptedByZooKeeper(String overlay, @org.junit.jupiter.api.io.TempDir Path dir) throws Exception {
+        java.util.Properties cfg = DeployRules.zooCfg(Manifests.of(overlay));
+        cfg.remove("metricsProvider.className");
+        cfg.remove("metricsProvider.httpPort");
+        cfg.setProperty("dataDir", dir.toString());
+        cfg.setProperty("dataLogDir", dir.toString());
+        Files.writeString(dir.resolve("myid"), "1");
+        java.util.Properties systemBefore = (java.util.Properties) System.getProperties().clone();
+        org.apache.zookeeper.server.quorum.QuorumPeerConfig parsed = new org.apache.zookeeper.server.quorum.QuorumPeerConfig();
+        try {
+            parsed.parseProperties(cfg);
+        } finally {
+            // ZooKeeper copies the settings it does not know into system properties (zookeeper.ssl.*).
+            System.setProperties(systemBefore);
+        }
+        assertThat(parsed.getQuorumVerifier().getVotingMembers()).hasSize(3);
+        if ("prod".equals(overlay)) {
+            assertThat(parsed.getClientPortAddress().getAddress().isLoopbackAddress()).as("plaintext on the loopback")
+                    .isTrue();
+            assertThat(parsed.getSecureClientPortAddress().getPort()).isEqualTo(2281);
+            assertThat(parsed.isSslQuorum()).isTrue();
+        } else {
+            assertThat(parsed.getClientPortAddress().getAddress().isAnyLocalAddress()).isTrue();
+            assertThat(parsed.getClientPortAddress().getPort()).isEqualTo(2181);
+            assertThat(parsed.getSecureClientPortAddress()).isNull();
+        }
+    }
+
     @ParameterizedTest
     @ValueSource(strings = {"dev", "prod"})
     void routers_readTheirGrantsFromAMountedFile(String overlay) {
