@@ -20,6 +20,7 @@ import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Properties;
 import java.util.Set;
 import java.util.TreeSet;
 import java.util.regex.Matcher;
@@ -58,6 +59,11 @@ final class DeployRules {
             this.envPrefix = envPrefix;
             this.yamlPrefix = yamlPrefix;
             this.role = role;
+        }
+
+        /** The variable that carries its ZooKeeper connect string. */
+        String zookeeperEnv() {
+            return this == ADMIN ? "LASTUNIT_ZOOKEEPER" : envPrefix + "ZOOKEEPER";
         }
 
         /** The variable that carries its ZooKeeper digest credentials. */
@@ -354,13 +360,21 @@ final class DeployRules {
     /**
      * Every lastunit process takes its ZooKeeper connect string and topology root from the platform
      * ConfigMap, whose connect string lists exactly the ensemble's nodes at their names in the
-     * headless Service and their client port; the ensemble's own zoo.cfg lists the same nodes.
+     * headless Service and the port its clients use (the secure client port where zoo.cfg has one,
+     * else the client port), which the ZooKeeper container opens; the ensemble's own zoo.cfg lists
+     * the same nodes.
      */
     static List<String> zookeeper(Manifests m) {
         List<String> problems = new ArrayList<>();
         Map<String, Object> zk = m.workload("zookeeper");
         Map<String, Object> zkContainer = map(list(podSpec(zk).get("containers"), "containers").get(0), "container");
-        int client = containerPort(zkContainer, "client").orElse(-1);
+        Properties cfg = zooCfg(m);
+        int client = zookeeperClientPort(cfg);
+        if (client < 0) {
+            problems.add(id(zk) + ": zoo.cfg sets neither clientPort nor secureClientPort");
+        } else if (!hasContainerPort(zkContainer, client)) {
+            problems.add(id(zk) + ": no container port " + client + ", the port its clients use");
+        }
         List<String> nodes = podNames(zk);
         String ensemble = nodes.stream().map(n -> n + ":" + client).collect(Collectors.joining(","));
         if (replicas(zk) != 3) {
@@ -373,7 +387,7 @@ final class DeployRules {
                     continue;
                 }
                 String where = id(w) + " container " + c.get("name");
-                String zkVar = s.get() == Service.ADMIN ? "LASTUNIT_ZOOKEEPER" : s.get().envPrefix + "ZOOKEEPER";
+                String zkVar = s.get().zookeeperEnv();
                 Optional<String> connect = m.env(c, zkVar);
                 if (!connect.equals(Optional.of(ensemble))) {
                     problems.add(where + ": " + zkVar + " is " + connect.orElse("unset") + ", not the ensemble "
@@ -391,15 +405,44 @@ final class DeployRules {
                 }
             }
         }
-        String cfgMap = findVolumeConfigMap(zk, "conf");
-        String cfg = cfgMap == null ? "" : m.configMapValue(cfgMap, "zoo.cfg");
         for (int i = 0; i < nodes.size(); i++) {
-            String line = "server." + (i + 1) + "=" + nodes.get(i) + ":2888:3888;" + client;
-            if (!cfg.lines().map(String::trim).toList().contains(line)) {
-                problems.add(id(zk) + ": zoo.cfg lacks '" + line + "'");
+            String key = "server." + (i + 1);
+            String wanted = nodes.get(i) + ":2888:3888";
+            if (!wanted.equals(cfg.getProperty(key))) {
+                problems.add(id(zk) + ": zoo.cfg has " + key + "=" + cfg.getProperty(key) + ", not " + wanted
+                        + " (the client port is clientPort's, not the server line's)");
             }
         }
         return problems;
+    }
+
+    /** The zoo.cfg of the ZooKeeper StatefulSet (its ConfigMap volume {@code conf}), as ZooKeeper reads it. */
+    static Properties zooCfg(Manifests m) {
+        String cfgMap = findVolumeConfigMap(m.workload("zookeeper"), "conf");
+        Properties cfg = new Properties();
+        if (cfgMap != null) {
+            try {
+                cfg.load(new java.io.StringReader(m.configMapValue(cfgMap, "zoo.cfg")));
+            } catch (java.io.IOException e) {
+                throw new AssertionError("zoo.cfg: " + e.getMessage(), e);
+            }
+        }
+        return cfg;
+    }
+
+    /** The port ZooKeeper's clients dial: the secure client port where there is one, else the client port; -1: none. */
+    static int zookeeperClientPort(Properties cfg) {
+        String port = cfg.getProperty("secureClientPort", cfg.getProperty("clientPort"));
+        try {
+            return port == null ? -1 : Integer.parseInt(port.trim());
+        } catch (NumberFormatException e) {
+            return -1;
+        }
+    }
+
+    private static boolean hasContainerPort(Map<String, Object> c, int port) {
+        return list(c.getOrDefault("ports", List.of()), "ports").stream()
+                .anyMatch(p -> map(p, "port").get("containerPort") instanceof Number n && n.intValue() == port);
     }
 
     private static String findVolumeConfigMap(Map<String, Object> w, String volume) {
@@ -601,19 +644,20 @@ final class DeployRules {
             }
         }
         Set<String> zkClients = Set.of("shard-node", "router", "bucket-balancer", "admin", "bootstrap", "zookeeper");
+        int zkPort = zookeeperClientPort(zooCfg(m));
         for (Pod zk : np.podsWith("app.kubernetes.io/component", "zookeeper")) {
             for (Pod source : np.pods) {
                 String component = source.labels().getOrDefault("app.kubernetes.io/component", "");
                 boolean should = zkClients.contains(component)
                         && "lastunit".equals(source.labels().get("app.kubernetes.io/part-of"));
-                if (np.allows(source, zk, 2181) != should) {
+                if (np.allows(source, zk, zkPort) != should) {
                     problems.add("NetworkPolicy: " + source.name() + (should ? " cannot" : " can") + " reach ZooKeeper "
-                            + zk.name() + ":2181");
+                            + zk.name() + ":" + zkPort);
                 }
             }
             for (Pod s : strangers) {
-                if (np.allows(s, zk, 2181)) {
-                    problems.add("NetworkPolicy: " + s.name() + " can reach ZooKeeper " + zk.name() + ":2181");
+                if (np.allows(s, zk, zkPort)) {
+                    problems.add("NetworkPolicy: " + s.name() + " can reach ZooKeeper " + zk.name() + ":" + zkPort);
                 }
             }
         }
@@ -804,7 +848,8 @@ final class DeployRules {
     /**
      * Each service identity has a cert-manager Certificate from one issuer, with a PKCS#8 key (what
      * the services read), server and client auth, exactly one identity URI
-     * (spiffe://lastunit/<role>/<name>) and every name its peers dial. Every lastunit service of a
+     * (spiffe://lastunit/<role>/<name>) and every name its peers dial; ZooKeeper's Certificate
+     * (the one its pods mount) has none. Every lastunit service of a
      * long-running workload mounts such a Certificate's Secret at /etc/lastunit/tls, whose
      * identity has its own role, and gives its mtls certificate, key and CA as that Secret's
      * files; no lastunit container uses the server-only settings for an internal hop
@@ -813,6 +858,7 @@ final class DeployRules {
      */
     static List<String> productionTls(Manifests m) {
         List<String> problems = new ArrayList<>();
+        Set<String> zookeeperSecrets = secretVolumes(m.workload("zookeeper")).keySet();
         Map<String, Map<String, Object>> bySecret = new java.util.HashMap<>();
         for (Map<String, Object> cert : m.kind("Certificate")) {
             bySecret.put(str(at(cert, "spec", "secretName")), cert);
@@ -832,7 +878,12 @@ final class DeployRules {
             }
             List<String> identities = strings(at(cert, "spec", "uris")).stream()
                     .filter(u -> u.startsWith("spiffe://lastunit/")).toList();
-            if (identities.size() != 1 || !IDENTITY.matcher(identities.get(0)).matches()) {
+            if (zookeeperSecrets.contains(str(at(cert, "spec", "secretName")))) {
+                if (!identities.isEmpty()) {
+                    problems.add(id(cert) + ": ZooKeeper's certificate names the lastunit identities " + identities
+                            + ": ZooKeeper is not a lastunit service, and its key must not pass for one");
+                }
+            } else if (identities.size() != 1 || !IDENTITY.matcher(identities.get(0)).matches()) {
                 problems.add(id(cert) + ": uris " + identities + " are not exactly one identity"
                         + " spiffe://lastunit/<role>/<name>");
             }
@@ -982,6 +1033,208 @@ final class DeployRules {
             problems.add("ZooKeeper credentials from " + sources + ": every process needs the same ones");
         }
         return problems;
+    }
+
+    // ---- production: TLS to ZooKeeper
+
+    static final String NETTY_SERVER = "org.apache.zookeeper.server.NettyServerCnxnFactory";
+    /** The files of a cert-manager Secret (CombinedPEM adds tls-combined.pem, the key followed by the chain). */
+    static final String COMBINED_PEM = "tls-combined.pem";
+    /** admin's subcommands: its own options (--zookeeper-tls-*) come before the first of them. */
+    static final Set<String> ADMIN_SUBCOMMANDS = Set.of("cells", "tenants", "moves", "check", "topology", "serve",
+            "acls");
+
+    /**
+     * ZooKeeper serves its clients TLS only: a secure client port its container opens, with
+     * Netty, a PEM key store that is a Certificate's combined key and chain and the CA of that
+     * Secret as trust, client certificates required (ssl.clientAuth=need); TLS between its nodes
+     * (sslQuorum) with the same files; its plaintext client port, if any, on the loopback only;
+     * its Certificate names every host of the connect string. Every lastunit process, Jobs
+     * included, dials the secure port and gives the three zookeeper-tls settings as the tls.crt,
+     * tls.key and ca.crt of a mounted Certificate's Secret with client auth from ZooKeeper's
+     * issuer (the admin tool: options of admin, before its subcommand).
+     */
+    static List<String> zookeeperTls(Manifests m) {
+        List<String> problems = new ArrayList<>();
+        Map<String, Map<String, Object>> bySecret = new java.util.HashMap<>();
+        m.kind("Certificate").forEach(c -> bySecret.put(str(at(c, "spec", "secretName")), c));
+        Map<String, Object> zk = m.workload("zookeeper");
+        Map<String, Object> zkc = map(list(podSpec(zk).get("containers"), "containers").get(0), "container");
+        String where = id(zk) + " zoo.cfg";
+        Properties cfg = zooCfg(m);
+        String secure = cfg.getProperty("secureClientPort");
+        if (secure == null) {
+            problems.add(where + ": no secureClientPort: ZooKeeper serves its clients no TLS");
+        } else if (!hasContainerPort(zkc, zookeeperClientPort(cfg))) {
+            problems.add(id(zk) + ": no container port " + secure + " for its secureClientPort");
+        }
+        if (!NETTY_SERVER.equals(cfg.getProperty("serverCnxnFactory"))) {
+            problems.add(where + ": serverCnxnFactory is " + cfg.getProperty("serverCnxnFactory") + ", not "
+                    + NETTY_SERVER + " (the secure client port needs Netty)");
+        }
+        if (!"need".equals(cfg.getProperty("ssl.clientAuth"))) {
+            problems.add(where + ": ssl.clientAuth is " + cfg.getProperty("ssl.clientAuth") + ", not need: a client"
+                    + " without a certificate of the internal CA would get a session");
+        }
+        if (!"true".equals(cfg.getProperty("sslQuorum"))) {
+            problems.add(where + ": sslQuorum is not true: the nodes' own traffic is plaintext");
+        }
+        Map<String, Object> zkCert = null;
+        for (String prefix : List.of("ssl.", "ssl.quorum.")) {
+            Optional<Map<String, Object>> keyStore = zooKeeperStore(zk, zkc, cfg, prefix + "keyStore", COMBINED_PEM,
+                    bySecret, problems);
+            zooKeeperStore(zk, zkc, cfg, prefix + "trustStore", "ca.crt", bySecret, problems);
+            if (keyStore.isPresent()) {
+                zkCert = keyStore.get();
+            }
+        }
+        String plain = cfg.getProperty("clientPort");
+        String plainAddress = cfg.getProperty("clientPortAddress", "");
+        if (plain != null && !Set.of("127.0.0.1", "localhost", "::1").contains(plainAddress.trim())) {
+            problems.add(where + ": the plaintext clientPort " + plain + " listens on "
+                    + (plainAddress.isBlank() ? "every address" : plainAddress) + ": keep it to the loopback"
+                    + " (clientPortAddress=127.0.0.1) or remove it");
+        }
+        Map<String, Object> zkIssuer = zkCert == null ? null : map(at(zkCert, "spec", "issuerRef"), "issuerRef");
+        if (zkCert != null) {
+            List<String> usages = strings(at(zkCert, "spec", "usages"));
+            if (!usages.contains("server auth") || !usages.contains("client auth")) {
+                problems.add(id(zkCert) + ": usages " + usages + " lack server auth or client auth (it serves clients"
+                        + " and peers, and dials peers)");
+            }
+        }
+        Set<String> hosts = new TreeSet<>();
+        for (Map<String, Object> w : m.workloads()) {
+            for (Map<String, Object> c : allContainers(w)) {
+                Optional<Service> s = Service.of(c);
+                if (s.isPresent()) {
+                    problems.addAll(zookeeperTlsClient(m, w, c, s.get(), secure, zkIssuer, bySecret, hosts));
+                }
+            }
+        }
+        if (zkCert != null) {
+            List<String> dnsNames = strings(at(zkCert, "spec", "dnsNames"));
+            for (String host : hosts) {
+                if (!dnsNames.contains(host)) {
+                    problems.add(id(zkCert) + ": lacks " + host + ", a host of the connect string: the clients'"
+                            + " hostname check would refuse ZooKeeper");
+                }
+            }
+        }
+        return problems;
+    }
+
+    /** A key or trust store of zoo.cfg: PEM, and the file {@code file} of a mounted Certificate's Secret; that Certificate. */
+    private static Optional<Map<String, Object>> zooKeeperStore(Map<String, Object> zk, Map<String, Object> zkc,
+            Properties cfg, String store, String file,
+            Map<String, Map<String, Object>> bySecret, List<String> problems) {
+        String where = id(zk) + " zoo.cfg";
+        if (!"PEM".equals(cfg.getProperty(store + ".type"))) {
+            problems.add(where + ": " + store + ".type is " + cfg.getProperty(store + ".type") + ", not PEM");
+        }
+        String location = cfg.getProperty(store + ".location");
+        Optional<String[]> mounted = mountedSecretFile(zk, zkc, location);
+        Map<String, Object> cert = mounted.map(f -> bySecret.get(f[0])).orElse(null);
+        if (cert == null || !file.equals(mounted.get()[1])) {
+            problems.add(where + ": " + store + ".location is " + location + ", not the " + file + " of a mounted"
+                    + " Certificate's Secret");
+            return Optional.empty();
+        }
+        boolean combined = at(cert, "spec", "additionalOutputFormats") instanceof List<?> formats
+                && formats.stream().anyMatch(f -> "CombinedPEM".equals(at(f, "type")));
+        if (COMBINED_PEM.equals(file) && !combined) {
+            problems.add(id(cert) + ": no additionalOutputFormats CombinedPEM, so its Secret has no " + COMBINED_PEM
+                    + " for " + store);
+        }
+        return Optional.of(cert);
+    }
+
+    private static List<String> zookeeperTlsClient(Manifests m, Map<String, Object> w, Map<String, Object> c,
+            Service s, String securePort, Map<String, Object> zkIssuer, Map<String, Map<String, Object>> bySecret,
+            Set<String> hosts) {
+        List<String> problems = new ArrayList<>();
+        String where = id(w) + " container " + c.get("name");
+        String[][] files = {{"certificate", "cert", "tls.crt"}, {"key", "key", "tls.key"}, {"ca", "ca", "ca.crt"}};
+        for (String[] f : files) {
+            String setting = s == Service.ADMIN ? "--zookeeper-tls-" + f[1]
+                    : s.envPrefix + "ZOOKEEPER_TLS_" + f[0].toUpperCase(java.util.Locale.ROOT);
+            Optional<String> value = s == Service.ADMIN ? option(args(c), setting) : m.env(c, setting);
+            Optional<String[]> mounted = value.flatMap(v -> mountedSecretFile(w, c, v));
+            Map<String, Object> cert = mounted.map(x -> bySecret.get(x[0])).orElse(null);
+            if (cert == null || !f[2].equals(mounted.get()[1])) {
+                problems.add(where + ": " + setting + " is " + value.orElse("unset") + ", not the " + f[2] + " of a"
+                        + " mounted Certificate's Secret: no TLS to ZooKeeper");
+                continue;
+            }
+            if ("certificate".equals(f[0]) && !strings(at(cert, "spec", "usages")).contains("client auth")) {
+                problems.add(where + ": its ZooKeeper client " + id(cert) + " lacks client auth");
+            }
+            if (zkIssuer != null && !zkIssuer.equals(at(cert, "spec", "issuerRef"))) {
+                problems.add(where + ": " + setting + " is from " + id(cert) + " of issuer " + at(cert, "spec",
+                        "issuerRef", "name") + ", not ZooKeeper's " + zkIssuer.get("name") + ": one would not trust"
+                        + " the other");
+            }
+        }
+        if (s == Service.ADMIN) {
+            List<String> a = args(c);
+            int sub = IntStream.range(1, a.size()).filter(i -> ADMIN_SUBCOMMANDS.contains(a.get(i))).findFirst()
+                    .orElse(a.size());
+            int opt = a.indexOf("--zookeeper-tls-cert");
+            if (opt > sub) {
+                problems.add(where + ": --zookeeper-tls-cert comes after " + a.get(sub) + ": it is an option of admin,"
+                        + " before the subcommand");
+            }
+        }
+        String connect = m.env(c, s.zookeeperEnv()).orElse("");
+        for (String server : connect.split("/", 2)[0].split(",")) {
+            int colon = server.lastIndexOf(':');
+            String port = colon < 0 ? "" : server.substring(colon + 1);
+            if (colon > 0) {
+                hosts.add(server.substring(0, colon));
+            }
+            if (!port.equals(securePort)) {
+                problems.add(where + ": " + s.zookeeperEnv() + " dials " + server + ", not ZooKeeper's secure client"
+                        + " port " + securePort);
+            }
+        }
+        return problems;
+    }
+
+    /** The Secret volumes of a workload: secret name to volume name. */
+    private static Map<String, String> secretVolumes(Map<String, Object> w) {
+        Map<String, String> out = new java.util.LinkedHashMap<>();
+        for (Object v : list(podSpec(w).getOrDefault("volumes", List.of()), "volumes")) {
+            Object secret = at(v, "secret", "secretName");
+            if (secret != null) {
+                out.put(secret.toString(), str(map(v, "volume").get("name")));
+            }
+        }
+        return out;
+    }
+
+    /**
+     * The Secret and key a file path of container {@code c} is, through a whole-volume mount of a
+     * Secret volume: {@code [secretName, key]}; empty when the path is in no such mount.
+     */
+    static Optional<String[]> mountedSecretFile(Map<String, Object> w, Map<String, Object> c, String path) {
+        if (path == null) {
+            return Optional.empty();
+        }
+        Map<String, String> byVolume = new java.util.HashMap<>();
+        secretVolumes(w).forEach((secret, volume) -> byVolume.put(volume, secret));
+        for (Object vm : list(c.getOrDefault("volumeMounts", List.of()), "volumeMounts")) {
+            Map<String, Object> mount = map(vm, "volumeMount");
+            String dir = str(mount.get("mountPath"));
+            String secret = byVolume.get(str(mount.get("name")));
+            if (secret == null || mount.get("subPath") != null || dir == null) {
+                continue;
+            }
+            String prefix = dir.endsWith("/") ? dir : dir + "/";
+            if (path.startsWith(prefix) && !path.substring(prefix.length()).contains("/")) {
+                return Optional.of(new String[] {secret, path.substring(prefix.length())});
+            }
+        }
+        return Optional.empty();
     }
 
     /**

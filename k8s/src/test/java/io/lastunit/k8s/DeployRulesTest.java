@@ -149,7 +149,7 @@ class DeployRulesTest {
     void networkPolicies_catchZooKeeperOpenToAnyPod() {
         List<String> problems = broken(DeployRules::networkPolicies, o -> map(list(at(object(o, "NetworkPolicy",
                 "lastunit-zookeeper"), "spec", "ingress"), "ingress").get(0), "rule").remove("from"));
-        assertThat(String.join("\n", problems)).contains("an unlabelled pod can reach ZooKeeper lastunit-zookeeper-0:2181",
+        assertThat(String.join("\n", problems)).contains("an unlabelled pod can reach ZooKeeper lastunit-zookeeper-0:2281",
                 "lastunit-shard-0-db-1 can reach ZooKeeper");
     }
 
@@ -257,6 +257,89 @@ class DeployRulesTest {
                         + " the ACLs refuse it",
                 "ZooKeeper credentials from [<secret lastunit-balancer-zookeeper/credentials>,"
                         + " <secret lastunit-zookeeper-credentials/credentials>]: every process needs the same ones");
+    }
+
+    private static void editZooCfg(List<Map<String, Object>> objects, java.util.function.UnaryOperator<String> edit) {
+        Map<String, Object> data = map(object(objects, "ConfigMap", "lastunit-zookeeper").get("data"), "data");
+        String before = data.get("zoo.cfg").toString();
+        String after = edit.apply(before);
+        assertThat(after).as("the edit changes zoo.cfg").isNotEqualTo(before);
+        data.put("zoo.cfg", after);
+    }
+
+    @Test
+    void zookeeperTls_catchesOptionalClientCertificates_plaintextOnEveryAddress_andAKeyStoreWithoutTheChain() {
+        List<String> problems = broken(DeployRules::zookeeperTls, o -> {
+            editZooCfg(o, cfg -> cfg.replace("ssl.clientAuth=need", "ssl.clientAuth=want")
+                    .replace("clientPortAddress=127.0.0.1\n", "")
+                    .replace("ssl.quorum.keyStore.location=/etc/zookeeper/tls/tls-combined.pem",
+                            "ssl.quorum.keyStore.location=/etc/zookeeper/tls/tls.key"));
+            map(object(o, "Certificate", "lastunit-zookeeper").get("spec"), "spec").remove("additionalOutputFormats");
+        });
+        assertThat(problems).contains(
+                "StatefulSet lastunit-zookeeper zoo.cfg: ssl.clientAuth is want, not need: a client without a"
+                        + " certificate of the internal CA would get a session",
+                "StatefulSet lastunit-zookeeper zoo.cfg: the plaintext clientPort 2181 listens on every address: keep it"
+                        + " to the loopback (clientPortAddress=127.0.0.1) or remove it",
+                "StatefulSet lastunit-zookeeper zoo.cfg: ssl.quorum.keyStore.location is /etc/zookeeper/tls/tls.key, not"
+                        + " the tls-combined.pem of a mounted Certificate's Secret",
+                "Certificate lastunit-zookeeper: no additionalOutputFormats CombinedPEM, so its Secret has no"
+                        + " tls-combined.pem for ssl.keyStore");
+    }
+
+    @Test
+    void zookeeperTls_catchesAnEnsembleWithoutASecureClientPort() {
+        List<String> problems = broken(DeployRules::zookeeperTls,
+                o -> editZooCfg(o, cfg -> cfg.replace("secureClientPort=2281\n", "")));
+        assertThat(problems).contains(
+                "StatefulSet lastunit-zookeeper zoo.cfg: no secureClientPort: ZooKeeper serves its clients no TLS");
+    }
+
+    @Test
+    void zookeeperTls_catchesAClientWithoutASetting_filesOutsideItsSecret_thePlaintextPort_andLateOptions() {
+        List<String> problems = broken(DeployRules::zookeeperTls, o -> {
+            setEnv(container(o, "Deployment", "lastunit-router"), "LASTUNIT_ROUTER_ZOOKEEPER_TLS_KEY", null);
+            setEnv(container(o, "StatefulSet", "lastunit-shard"), "LASTUNIT_SHARD_ZOOKEEPER_TLS_CERTIFICATE",
+                    "/etc/lastunit/tls/ca.crt");
+            List<Object> job = list(container(o, "Job", "lastunit-bootstrap").get("args"), "args");
+            job.set(job.indexOf("--zookeeper-tls-ca") + 1, "/etc/ssl/certs/ca.crt");
+            List<Object> admin = list(container(o, "Deployment", "lastunit-admin").get("args"), "args");
+            int at = admin.indexOf("--zookeeper-tls-cert");
+            List<Object> options = new java.util.ArrayList<>(admin.subList(at, at + 6));
+            admin.subList(at, at + 6).clear();
+            admin.addAll(options);
+            for (Map<String, Object> cm : o) {
+                if ("ConfigMap".equals(cm.get("kind")) && Manifests.name(cm).startsWith("lastunit-platform")) {
+                    Map<String, Object> data = map(cm.get("data"), "data");
+                    data.put("ZOOKEEPER", data.get("ZOOKEEPER").toString().replaceFirst(":2281,", ":2181,"));
+                }
+            }
+            list(at(object(o, "Certificate", "lastunit-zookeeper"), "spec", "dnsNames"), "dnsNames")
+                    .remove("lastunit-zookeeper-2.lastunit-zookeeper-headless");
+        });
+        assertThat(problems).contains(
+                "Deployment lastunit-router container router: LASTUNIT_ROUTER_ZOOKEEPER_TLS_KEY is unset, not the tls.key"
+                        + " of a mounted Certificate's Secret: no TLS to ZooKeeper",
+                "StatefulSet lastunit-shard container shard-node: LASTUNIT_SHARD_ZOOKEEPER_TLS_CERTIFICATE is"
+                        + " /etc/lastunit/tls/ca.crt, not the tls.crt of a mounted Certificate's Secret: no TLS to"
+                        + " ZooKeeper",
+                "Job lastunit-bootstrap container cells: --zookeeper-tls-ca is /etc/ssl/certs/ca.crt, not the ca.crt of a"
+                        + " mounted Certificate's Secret: no TLS to ZooKeeper",
+                "Deployment lastunit-admin container admin: --zookeeper-tls-cert comes after serve: it is an option of"
+                        + " admin, before the subcommand",
+                "StatefulSet lastunit-balancer container bucket-balancer: LASTUNIT_BALANCER_ZOOKEEPER dials"
+                        + " lastunit-zookeeper-0.lastunit-zookeeper-headless:2181, not ZooKeeper's secure client port 2281",
+                "Certificate lastunit-zookeeper: lacks lastunit-zookeeper-2.lastunit-zookeeper-headless, a host of the"
+                        + " connect string: the clients' hostname check would refuse ZooKeeper");
+    }
+
+    @Test
+    void productionTls_catchesAZooKeeperCertificateThatPassesForALastunitIdentity() {
+        List<String> problems = broken(DeployRules::productionTls, o -> map(object(o, "Certificate",
+                "lastunit-zookeeper").get("spec"), "spec").put("uris", List.of("spiffe://lastunit/admin/lastunit-zk")));
+        assertThat(problems).containsExactly("Certificate lastunit-zookeeper: ZooKeeper's certificate names the lastunit"
+                + " identities [spiffe://lastunit/admin/lastunit-zk]: ZooKeeper is not a lastunit service, and its key"
+                + " must not pass for one");
     }
 
     @Test
