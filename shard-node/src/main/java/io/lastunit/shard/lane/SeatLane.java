@@ -327,7 +327,7 @@ final class SeatLane {
 
     /** Decides and writes the seated operations of one lane batch, item by item. Completes every one. */
     void apply(List<Op> ops) {
-        List<Op> all = settle(0); // the operations of refused writes first, as they came
+        List<Op> all = settle(NONE); // the operations of refused writes first, as they came
         all.addAll(ops);
         byItem(all, true);
     }
@@ -495,27 +495,13 @@ final class SeatLane {
             replier.reply(completions);
             return true;
         }
-        List<SeatStore.NewHold> rows = new ArrayList<>(placing.size());
-        int n = 0;
-        for (Placing p : placing) {
-            LiveHold h = p.hold();
-            rows.add(new SeatStore.NewHold(h.id, h.region, h.qty(), h.buyerId, h.key, h.fingerprint, p.ttlMs(),
-                    s.seatNos(h.seats)));
-            n += h.qty();
-        }
-        int[] nos = new int[n];
-        UUID[] hs = new UUID[n];
-        int k = 0;
-        for (Placing p : placing) {
-            for (int seatNo : s.seatNos(p.hold().seats)) {
-                nos[k] = seatNo;
-                hs[k++] = p.hold().id;
-            }
-        }
-        long[] expected = s.counters.clone();
-        long[] next = expected.clone();
-        next[1] -= n;
-        next[2] += n;
+        Claims claims = Claims.of(s, placing);
+        List<SeatStore.NewHold> rows = claims.rows();
+        int[] nos = claims.seatNos();
+        UUID[] hs = claims.holdIds();
+        long[] next = s.counters.clone();
+        next[1] -= nos.length;
+        next[2] += nos.length;
         assertBalanced(ref, next);
         // Memory first, as if committed: the next batch is decided on it while this one is written.
         List<LiveHold> holds = new ArrayList<>(placing.size());
@@ -542,7 +528,7 @@ final class SeatLane {
             try (Connection w = transactions.connection()) {
                 w.setAutoCommit(true);
                 try {
-                    done = store.placeInOneStatement(w, ref.tenant(), ref.item(), rows, nos, hs, null, next);
+                    done = store.placeInOneStatement(w, ref.tenant(), ref.item(), rows, nos, hs, null, null);
                 } finally {
                     try {
                         w.setAutoCommit(false);
@@ -637,6 +623,31 @@ final class SeatLane {
 
     /** A SetSeatsOnSale decided in this attempt, with the seats (layout indexes) it changes. */
     private record Sale(Op.SetSeats op, int[] seats) {
+    }
+
+    /** The rows of new holds and their seat claims (seat number, hold), in the order of the holds. */
+    private record Claims(List<SeatStore.NewHold> rows, int[] seatNos, UUID[] holdIds) {
+        static Claims of(SeatItem s, List<Placing> placing) {
+            List<SeatStore.NewHold> rows = new ArrayList<>(placing.size());
+            int n = 0;
+            for (Placing p : placing) {
+                n += p.hold().qty();
+            }
+            int[] nos = new int[n];
+            UUID[] hs = new UUID[n];
+            int k = 0;
+            for (Placing p : placing) {
+                LiveHold h = p.hold();
+                int[] seatNos = s.seatNos(h.seats);
+                rows.add(new SeatStore.NewHold(h.id, h.region, h.qty(), h.buyerId, h.key, h.fingerprint, p.ttlMs(),
+                        seatNos));
+                for (int seatNo : seatNos) {
+                    nos[k] = seatNo;
+                    hs[k++] = h.id;
+                }
+            }
+            return new Claims(rows, nos, hs);
+        }
     }
 
     /** One new hold decided in this attempt. */
@@ -843,23 +854,11 @@ final class SeatLane {
                 && extendsList.isEmpty() && kills.isEmpty() && unkills.isEmpty() && s.perBuyerLimit == 0
                 && !known.stepwise;
         if (!placing.isEmpty()) {
-            List<SeatStore.NewHold> rows = new ArrayList<>(placing.size());
-            int n = 0;
-            for (Placing p : placing) {
-                LiveHold h = p.hold();
-                rows.add(new SeatStore.NewHold(h.id, h.region, h.qty(), h.buyerId, h.key, h.fingerprint, p.ttlMs(),
-                        s.seatNos(h.seats)));
-                n += h.qty();
-            }
-            int[] nos = new int[n];
-            UUID[] hs = new UUID[n];
-            int k = 0;
-            for (Placing p : placing) {
-                for (int seatNo : s.seatNos(p.hold().seats)) {
-                    nos[k] = seatNo;
-                    hs[k++] = p.hold().id;
-                }
-            }
+            Claims claims = Claims.of(s, placing);
+            List<SeatStore.NewHold> rows = claims.rows();
+            int[] nos = claims.seatNos();
+            UUID[] hs = claims.holdIds();
+            int n = nos.length;
             next[1] -= n;
             next[2] += n;
             if (alone) {

@@ -467,7 +467,7 @@ public final class SeatStore {
      * {@link #REFUSED} and nothing of it is written: the lane decides again, statement by statement,
      * which says what was off.
      *
-     * <p>With {@code expected} null the counters move by the seats claimed (available down, held
+     * <p>With {@code expected} (and {@code next}) null the counters move by the seats claimed (available down, held
      * up) whatever they are: for batches written side by side ({@code SeatWrites}), which commit in
      * any order. The claims stay the arbiter (a seat in no hold, on sale), and the bucket's CHECK
      * refuses a count below zero (SQL state 23514, nothing written).
