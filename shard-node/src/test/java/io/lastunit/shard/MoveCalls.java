@@ -50,6 +50,7 @@ final class MoveCalls {
     static {
         TABLES.put("items", "item_id");
         TABLES.put("buckets", "item_id, bucket_no");
+        TABLES.put("seats", "item_id, seat_no");
         TABLES.put("holds", "hold_id");
         TABLES.put("buyer_usage", "item_id, buyer_id");
         TABLES.put("transfers", "transfer_id, direction");
@@ -76,7 +77,7 @@ final class MoveCalls {
 
         long rowCount() {
             return counts.getItems() + counts.getBuckets() + counts.getHolds() + counts.getUsage()
-                    + counts.getTransfers() + counts.getRestocks() + counts.getRetired();
+                    + counts.getTransfers() + counts.getRestocks() + counts.getRetired() + counts.getSeats();
         }
     }
 

@@ -14,10 +14,14 @@ import io.lastunit.api.inventory.v1.ExtendRequest;
 import io.lastunit.api.inventory.v1.GetStockRequest;
 import io.lastunit.api.inventory.v1.Hold;
 import io.lastunit.api.inventory.v1.HoldState;
+import io.lastunit.api.inventory.v1.ItemKind;
 import io.lastunit.api.inventory.v1.ReleaseRequest;
 import io.lastunit.api.inventory.v1.ReserveOutcome;
+import io.lastunit.api.inventory.v1.ReserveRequest;
 import io.lastunit.api.inventory.v1.ReserveResponse;
 import io.lastunit.api.inventory.v1.RestockRequest;
+import io.lastunit.api.inventory.v1.SeatMode;
+import io.lastunit.api.inventory.v1.SetSeatsOnSaleRequest;
 import io.lastunit.api.inventory.v1.Stock;
 import io.lastunit.api.shard.v1.ClaimKeyRequest;
 import io.lastunit.api.shard.v1.CountItemsRequest;
@@ -25,6 +29,7 @@ import io.lastunit.api.shard.v1.DropState;
 import io.lastunit.api.shard.v1.ExportTenantRequest;
 import io.lastunit.api.shard.v1.ImportTenantRequest;
 import io.lastunit.api.shard.v1.TenantChunk;
+import io.lastunit.api.shard.v1.TenantRow;
 import io.lastunit.api.shard.v1.TenantRows;
 import io.lastunit.api.shard.v1.ItemSummary;
 import io.lastunit.api.shard.v1.SummaryPart;
@@ -693,11 +698,10 @@ class TenantMoveIT {
     // ------------------------------------------------------------------ the schema
 
     @Test
-    void tenantTables_nameEveryColumnAndKey_ofEveryTableWithATenant_butTheOutboxTheMoveTokensAndSeats()
+    void tenantTables_nameEveryColumnAndKey_ofEveryTableWithATenant_butTheOutboxAndTheMoveTokens()
             throws Exception {
-        // seats: a tenant with seated items does not move (its export is refused: docs/seats.md, "Limits").
         List<String> tables = from.query("SELECT table_name FROM information_schema.columns WHERE column_name = ?"
-                + " AND table_schema = 'public' AND table_name NOT IN ('outbox', 'move_tokens', 'seats')"
+                + " AND table_schema = 'public' AND table_name NOT IN ('outbox', 'move_tokens')"
                 + " ORDER BY table_name", "tenant_id");
         assertThat(tables).containsExactlyInAnyOrderElementsOf(TenantTable.names());
         for (TenantTable t : TenantTable.values()) {
@@ -712,12 +716,79 @@ class TenantMoveIT {
     }
 
     @Test
-    void aTenantWithSeatedItems_isNotExported_andNothingIsRead() {
-        source.blocking().createItem(io.lastunit.api.inventory.v1.CreateItemRequest.newBuilder().setTenantId("theatre")
-                .setItemId("hamlet").setHomeRegion("local").setKind(io.lastunit.api.inventory.v1.ItemKind.SEATED)
+    void aSeatedTenant_movesWithItsSeats_aDeltaCarriesTheSeatsThatChanged_andTheTargetSellsThem() throws Exception {
+        String tenant = "theatre";
+        source.blocking().createItem(CreateItemRequest.newBuilder().setTenantId(tenant).setItemId("hamlet")
+                .setHomeRegion("local").setKind(ItemKind.SEATED).setHoldTtlMs(600_000)
                 .setSeatMap(SeatsIT.venue(1, 2, 5, 0)).build());
-        org.assertj.core.api.Assertions.assertThatThrownBy(() -> from.exportAll("theatre"))
-                .satisfies(e -> assertThat(io.lastunit.common.GrpcErrors.errorInfo(e).orElseThrow().getReason())
-                        .isEqualTo("TENANT_NOT_IMPORTABLE"));
+        Hold pair = seatHold(source, tenant, "k-pair", SeatMode.ADJACENT, 2);
+        Hold one = seatHold(source, tenant, "k-one", SeatMode.SPECIFIC, 1, "S0R1-5");
+        Hold sold = seatHold(source, tenant, "k-sold", SeatMode.SPECIFIC, 1, "S0R1-4");
+        source.blocking().confirm(ConfirmRequest.newBuilder().setHoldId(sold.getHoldId()).setOrderRef("o-1").build());
+        source.blocking().setSeatsOnSale(SetSeatsOnSaleRequest.newBuilder().setTenantId(tenant).setItemId("hamlet")
+                .addSeatIds("S0R1-1").setOnSale(false).build());
+
+        MoveCalls.Export first = from.export(tenant, "", 4);
+        assertThat(first.counts()).isEqualTo(MoveCounts.newBuilder().setItems(1).setBuckets(1).setSeats(10)
+                .setHolds(3).build());
+        to.importAll(tenant, first);
+        assertThat(to.rows(tenant)).isEqualTo(from.rows(tenant));
+        ItemSummary copied = to.summarize(tenant).getItems(0);
+        assertThat(copied.getSeats()).isEqualTo(from.summarize(tenant).getItems(0).getSeats());
+        assertThat(copied.getSeats().getSeats()).isEqualTo(10);
+        assertThat(copied.getSeats().getOnSale()).isEqualTo(9);
+        assertThat(copied.getSeats().getClaimed()).isEqualTo(4);
+        assertThat(figures(to.summarize(tenant))).isEqualTo(figures(from.summarize(tenant)));
+
+        // Changed since: the pair released (its seats free again), a new hold, a seat back on sale.
+        source.blocking().release(ReleaseRequest.newBuilder().setHoldId(pair.getHoldId()).build());
+        Hold later = seatHold(source, tenant, "k-later", SeatMode.SPECIFIC, 1, "S0R0-3");
+        source.blocking().setSeatsOnSale(SetSeatsOnSaleRequest.newBuilder().setTenantId(tenant).setItemId("hamlet")
+                .addSeatIds("S0R1-1").setOnSale(true).build());
+        MoveCalls.Export delta = from.export(tenant, first.snapshot(), first.cutMicros(), 100);
+        Set<String> changedSeats = new HashSet<>();
+        for (TenantRow r : delta.rows("seats")) {
+            changedSeats.add(r.getJson().replaceAll(".*\"seat_id\" ?: ?\"([^\"]+)\".*", "$1"));
+        }
+        Set<String> expected = new HashSet<>(pair.getSeatIdsList());
+        expected.add("S0R0-3");
+        expected.add("S0R1-1");
+        assertThat(changedSeats).as("the seats a delta carries: those written since").isEqualTo(expected);
+        assertThat(delta.counts().getHolds()).isEqualTo(2);
+        to.importAll(tenant, delta);
+        assertThat(to.rows(tenant)).isEqualTo(from.rows(tenant));
+        assertThat(figures(to.summarize(tenant))).isEqualTo(figures(from.summarize(tenant)));
+        assertThat(target.checkInvariants().getDriftsList()).isEmpty();
+
+        // Active on the target: its lane loads the copied seats; held and sold seats stay taken there.
+        to.activate(tenant);
+        ReserveResponse taken = target.blocking().reserve(seatRequest(tenant, "k-new", SeatMode.SPECIFIC, 2,
+                "S0R1-5", "S0R1-3"));
+        assertThat(taken.getOutcome()).isEqualTo(ReserveOutcome.SEATS_TAKEN);
+        assertThat(taken.getTakenSeatIdsList()).containsExactly("S0R1-5");
+        ReserveResponse retried = target.blocking().reserve(seatRequest(tenant, "k-one", SeatMode.SPECIFIC, 1,
+                "S0R1-5"));
+        assertThat(retried.getHold().getHoldId()).isEqualTo(one.getHoldId());
+        assertThat(target.blocking().confirm(ConfirmRequest.newBuilder().setHoldId(later.getHoldId())
+                .setOrderRef("o-2").build()).getHold().getSeatIdsList()).containsExactly("S0R0-3");
+        Hold freed = seatHold(target, tenant, "k-freed", SeatMode.SPECIFIC, 2,
+                pair.getSeatIdsList().toArray(String[]::new));
+        assertThat(freed.getSeatIdsList()).containsExactlyInAnyOrderElementsOf(pair.getSeatIdsList());
+        Stock s = stock(target, tenant, "hamlet");
+        assertThat(s.getSold()).isEqualTo(2);
+        assertThat(s.getHeld()).isEqualTo(3);
+        assertThat(s.getAvailable()).isEqualTo(5);
+        assertThat(target.checkInvariants().getDriftsList()).isEmpty();
+    }
+
+    private static ReserveRequest seatRequest(String tenant, String key, SeatMode mode, int n, String... ids) {
+        return SeatsIT.seats("hamlet", key, mode, n, ids).toBuilder().setTenantId(tenant).build();
+    }
+
+    private static Hold seatHold(ShardNodeHarness shard, String tenant, String key, SeatMode mode, int n,
+                                 String... ids) {
+        ReserveResponse r = shard.blocking().reserve(seatRequest(tenant, key, mode, n, ids));
+        assertThat(r.getOutcome()).as("%s", r).isEqualTo(ReserveOutcome.RESERVED);
+        return r.getHold();
     }
 }

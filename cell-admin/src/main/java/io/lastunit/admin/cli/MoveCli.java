@@ -126,7 +126,7 @@ final class MoveCli implements AutoCloseable {
 
     static long rows(MoveCounts c) {
         return c.getItems() + c.getBuckets() + c.getHolds() + c.getUsage() + c.getTransfers() + c.getRestocks()
-                + c.getRetired();
+                + c.getRetired() + c.getSeats();
     }
 
     /** Every field of a move, for {@code moves show}. */
@@ -137,9 +137,9 @@ final class MoveCli implements AutoCloseable {
         out.println("max pause   " + m.getMaxPauseMs() + " ms");
         out.println("pause       " + (m.getPauseMs() == 0 && m.getStep() != MoveStep.CLEANED ? "-" : m.getPauseMs() + " ms"));
         MoveCounts c = m.getCopied();
-        out.printf("copied      %d items, %d buckets, %d holds, %d usage, %d transfers, %d restocks, %d retired totals%n",
+        out.printf("copied      %d items, %d buckets, %d holds, %d usage, %d transfers, %d restocks, %d retired totals, %d seats%n",
                 c.getItems(), c.getBuckets(), c.getHolds(), c.getUsage(), c.getTransfers(), c.getRestocks(),
-                c.getRetired());
+                c.getRetired(), c.getSeats());
         out.println("catch-up    " + m.getCatchUpRounds() + " passes, last " + m.getLastDeltaRows() + " rows");
         out.println("epochs      planned " + m.getPlannedEpoch() + (m.getFencedEpoch() == 0 ? ""
                 : ", fenced " + m.getFencedEpoch()));

@@ -210,6 +210,6 @@ final class CopyPass {
         return MoveCounts.newBuilder().setItems(a.getItems() + b.getItems()).setBuckets(a.getBuckets() + b.getBuckets())
                 .setHolds(a.getHolds() + b.getHolds()).setUsage(a.getUsage() + b.getUsage())
                 .setTransfers(a.getTransfers() + b.getTransfers()).setRestocks(a.getRestocks() + b.getRestocks())
-                .setRetired(a.getRetired() + b.getRetired()).build();
+                .setRetired(a.getRetired() + b.getRetired()).setSeats(a.getSeats() + b.getSeats()).build();
     }
 }

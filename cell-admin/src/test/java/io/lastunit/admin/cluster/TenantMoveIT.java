@@ -2,8 +2,13 @@ package io.lastunit.admin.cluster;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.grpc.Channel;
+import io.grpc.ClientInterceptors;
 import io.grpc.ManagedChannel;
 import io.grpc.Status;
+import io.lastunit.admin.demo.SeatAudit;
+import io.lastunit.admin.demo.SeatSale;
+import io.lastunit.admin.demo.Venue;
 import io.lastunit.admin.move.MoveFaults;
 import io.lastunit.admin.move.MoverSettings;
 import io.lastunit.admin.move.plan.MovePolicy;
@@ -13,10 +18,13 @@ import io.lastunit.api.admin.v1.GetMoveRequest;
 import io.lastunit.api.admin.v1.StartMoveRequest;
 import io.lastunit.api.inventory.v1.ConfirmRequest;
 import io.lastunit.api.inventory.v1.CreateItemRequest;
+import io.lastunit.api.inventory.v1.GetSeatMapRequest;
+import io.lastunit.api.inventory.v1.GetSeatMapResponse;
 import io.lastunit.api.inventory.v1.GetStockRequest;
 import io.lastunit.api.inventory.v1.Hold;
 import io.lastunit.api.inventory.v1.HoldState;
 import io.lastunit.api.inventory.v1.InventoryServiceGrpc;
+import io.lastunit.api.inventory.v1.ItemKind;
 import io.lastunit.api.inventory.v1.ReserveOutcome;
 import io.lastunit.api.inventory.v1.ReserveRequest;
 import io.lastunit.api.inventory.v1.ReserveResponse;
@@ -24,11 +32,16 @@ import io.lastunit.api.topology.v1.Move;
 import io.lastunit.api.topology.v1.MoveStep;
 import io.lastunit.testkit.PostgresFixture;
 import io.lastunit.testkit.TestTimeouts;
+import java.io.PrintWriter;
+import java.io.Writer;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.InstantSource;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.AfterAll;
@@ -40,7 +53,8 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * Tenant moves on a local platform, through the admin service, against real shard nodes:
  * cell shared (two shards) and cell big (two shards) in region local. A tenant of 200 items with
  * 5,000 live holds moves into big while 15,000 more buyers buy its items and another tenant's;
- * it moves back; a move whose pause would pass its budget rolls back and the tenant keeps selling.
+ * it moves back; a tenant with a SEATED item moves there and back while its seats sell; a move
+ * whose pause would pass its budget rolls back and the tenant keeps selling.
  * The multi-region move is {@code MultiRegionMoveIT}; the mover killed at every step,
  * {@code MoverCrashFaultIT}.
  */
@@ -194,6 +208,80 @@ class TenantMoveIT {
         MoveChecks.assertItemsOnlyIn(clients, platform, MOVER, "shared", ITEMS);
         MoveChecks.assertHoldsAsTheyWere(api(), liveHolds.subList(1, liveHolds.size()));
         MoveChecks.assertInvariants(clients, platform);
+    }
+
+    @Test
+    void aSeatedTenant_movesWhileItsSeatsSell_everyHoldKeepsItsSeats_noSeatTwice_andBack() throws Exception {
+        String tenant = "opera-co";
+        Venue venue = Venue.of(2, 4, 25);
+        ClusterClients.createItem(ClusterClients.blocking(router, LocalPlatform.DEV_TOKEN), CreateItemRequest
+                .newBuilder().setTenantId(tenant).setItemId("gala").setHomeRegion("local").setKind(ItemKind.SEATED)
+                .setHoldTtlMs(600_000).setSeatMap(venue.seatMap()).build());
+        Channel withToken = ClientInterceptors.intercept(router, ClusterClients.bearer(LocalPlatform.DEV_TOKEN));
+        SeatSale seatSale = new SeatSale(withToken, tenant, "gala", 1_500, 4, 16, 23L, "local", "mv",
+                new PrintWriter(Writer.nullWriter()), false);
+        ExecutorService driver = Executors.newSingleThreadExecutor();
+        try {
+            Future<SeatSale.Result> running = driver.submit(seatSale::run);
+            ClusterClients.awaitUntil(() -> stock(tenant, "gala").getHeld() + stock(tenant, "gala").getSold() > 0,
+                    "the first seats held");
+            Move started = startMove(tenant, "big", 10_000);
+            boolean overlapped = !running.isDone();
+            Move done = MoveChecks.awaitFinished(admin, started.getMoveId(), Duration.ofSeconds(120));
+            assertThat(done.getStep()).as(done.getReason()).isEqualTo(MoveStep.CLEANED);
+            assertThat(done.getCopied().getSeats()).as("every seat, then those changed since").isGreaterThanOrEqualTo(venue.total());
+            SeatSale.Result sale = running.get(TestTimeouts.scaled(Duration.ofSeconds(120)).toMillis(),
+                    TimeUnit.MILLISECONDS);
+            System.out.printf("TenantMoveIT: seated tenant moved (sale running at the start: %s): pause %d ms, %s;"
+                    + " sale %d holds, %d sold out, %d retries%n", overlapped, done.getPauseMs(),
+                    done.getCopied().toString().replace('\n', ' '), sale.holds().size(), sale.soldOut(),
+                    sale.retries());
+            assertThat(sale.errors()).as(String.join("\n", sale.errorSamples())).isZero();
+            assertThat(sale.holdsWith(SeatSale.Fate.UNKNOWN)).isZero();
+            ClusterClients.awaitUntil(() -> platform.router().topology().current().cellOf(tenant).equals("big"),
+                    "the router sees the tenant in big");
+            MoveChecks.assertItemsOnlyIn(clients, platform, tenant, "big", 1);
+            // Every answer the buyers got, against the seat map the target serves: no seat in two
+            // live holds, each hold adjacent in one row, the map exactly what the buyers did.
+            GetSeatMapResponse there = seatMap(tenant);
+            SeatAudit.Report audit = SeatAudit.check(venue, sale, there);
+            assertThat(audit.problems()).isEmpty();
+            assertThat(audit.sold()).isEqualTo(sale.seatsWith(SeatSale.Fate.SOLD));
+            assertThat(audit.held()).isEqualTo(sale.seatsWith(SeatSale.Fate.HELD));
+            assertThat(audit.sold() + audit.held() + audit.free()).isEqualTo(venue.total());
+            MoveChecks.assertInvariants(clients, platform);
+
+            // A hold placed on the source is confirmed on the target with its seats.
+            SeatSale.Hold kept = sale.holds().stream().filter(h -> h.fate() == SeatSale.Fate.HELD).findFirst()
+                    .orElseThrow();
+            Hold confirmed = api().confirm(ConfirmRequest.newBuilder().setHoldId(kept.holdId()).setOrderRef("gala-1")
+                    .build()).getHold();
+            assertThat(confirmed.getState()).isEqualTo(HoldState.SOLD);
+            assertThat(confirmed.getSeatIdsList()).containsExactlyElementsOf(kept.seats());
+
+            // And back, seats and all.
+            GetSeatMapResponse before = seatMap(tenant);
+            Move back = startMove(tenant, "shared", 10_000);
+            Move backDone = MoveChecks.awaitFinished(admin, back.getMoveId(), Duration.ofSeconds(120));
+            assertThat(backDone.getStep()).as(backDone.getReason()).isEqualTo(MoveStep.CLEANED);
+            ClusterClients.awaitUntil(() -> platform.router().topology().current().cellOf(tenant).equals("shared"),
+                    "the router sees the tenant back in shared");
+            MoveChecks.assertItemsOnlyIn(clients, platform, tenant, "shared", 1);
+            assertThat(seatMap(tenant).getRowsList()).isEqualTo(before.getRowsList());
+            assertThat(seatMap(tenant).getStock()).isEqualTo(before.getStock());
+            MoveChecks.assertInvariants(clients, platform);
+        } finally {
+            driver.shutdownNow();
+        }
+    }
+
+    private static io.lastunit.api.inventory.v1.Stock stock(String tenant, String item) {
+        return api().getStock(GetStockRequest.newBuilder().setTenantId(tenant).setItemId(item).build()).getStock();
+    }
+
+    private static GetSeatMapResponse seatMap(String tenant) {
+        return api().getSeatMap(GetSeatMapRequest.newBuilder().setTenantId(tenant).setItemId("gala").setCompact(true)
+                .build());
     }
 
     @Test

@@ -90,7 +90,6 @@ public final class TenantExport {
         // snapshot is running now or starts later (ChangedRows#cut). The tenant's lock first, so a
         // retention batch of the tenant that began before the move was noted has committed.
         items.lockTenant(c, tenant, false);
-        refuseSeated(c, tenant);
         long cut = ChangedRows.cut(c);
         c.commit();
         c.setTransactionIsolation(Connection.TRANSACTION_REPEATABLE_READ);
@@ -111,25 +110,6 @@ public final class TenantExport {
             c.rollback();
             c.setReadOnly(false);
             c.setTransactionIsolation(Connection.TRANSACTION_READ_COMMITTED);
-        }
-    }
-
-    /**
-     * A tenant with SEATED items does not move: a move copies no seats (docs/seats.md, "Limits").
-     * Refused before anything is read, so the move rolls back with the reason.
-     */
-    private static void refuseSeated(Connection c, String tenant) throws SQLException {
-        try (PreparedStatement ps = c.prepareStatement(
-                "SELECT item_id FROM items WHERE tenant_id = ? AND kind = 'SEATED' LIMIT 1")) {
-            ps.setString(1, tenant);
-            try (ResultSet rs = ps.executeQuery()) {
-                if (rs.next()) {
-                    String item = rs.getString(1);
-                    c.rollback();
-                    throw io.lastunit.common.Failure.of(io.lastunit.common.Reason.TENANT_NOT_IMPORTABLE, "tenant "
-                            + tenant + " has SEATED items (" + item + "): a tenant move does not copy seats");
-                }
-            }
         }
     }
 

@@ -174,6 +174,6 @@ public final class TenantMoves {
     private static String counts(MoveCounts m) {
         return "items=" + m.getItems() + ", buckets=" + m.getBuckets() + ", holds=" + m.getHolds() + ", usage="
                 + m.getUsage() + ", transfers=" + m.getTransfers() + ", restocks=" + m.getRestocks() + ", retired="
-                + m.getRetired();
+                + m.getRetired() + ", seats=" + m.getSeats();
     }
 }

@@ -49,7 +49,7 @@ public final class TenantStates {
     }
 
     /** The tables of an item's rows, deleted in this order by {@link #drop} (its item row last). */
-    private static final List<String> ITEM_ROWS = List.of("holds", "buyer_usage", "transfers", "restocks", "buckets",
+    private static final List<String> ITEM_ROWS = List.of("holds", "buyer_usage", "transfers", "restocks", "seats", "buckets",
             "outbox", "retired_hold_totals", "retired_usage_totals", "retired_transfer_totals");
 
     private final ItemStore items = new ItemStore();

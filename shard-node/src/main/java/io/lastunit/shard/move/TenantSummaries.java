@@ -2,6 +2,7 @@ package io.lastunit.shard.move;
 
 import io.lastunit.api.shard.v1.BucketFigures;
 import io.lastunit.api.shard.v1.ItemSummary;
+import io.lastunit.api.shard.v1.SeatFigures;
 import io.lastunit.api.shard.v1.SummaryPart;
 import io.lastunit.api.shard.v1.TenantSummary;
 import java.sql.Connection;
@@ -14,7 +15,7 @@ import java.util.TreeMap;
 /**
  * Per item of a tenant on this shard, the figures its invariants are computed from (the item row,
  * each bucket's counters and its holds' units, its holds and units by stored state, buyer usage,
- * transfers, restocks), read in one REPEATABLE READ READ ONLY snapshot: a move compares the
+ * transfers, restocks, a SEATED item's seats), read in one REPEATABLE READ READ ONLY snapshot: a move compares the
  * source's with the target's, item by item, and checks the invariants of DESIGN §1 on both. Holds
  * are counted by the state their rows store (a HELD hold past its expiry that no sweep ended yet
  * counts as HELD, on both sides alike).
@@ -71,6 +72,7 @@ public final class TenantSummaries {
             }
             if (!settled) {
                 restocks(c, tenant, items);
+                seats(c, tenant, items);
             }
             c.commit();
             TenantSummary.Builder s = TenantSummary.newBuilder().setShardId(shardId).setRegion(region);
@@ -231,6 +233,21 @@ public final class TenantSummaries {
                 });
         each(c, sql("SELECT item_id, out_qty FROM retired_transfer_totals WHERE tenant_id = ?", tenant), items,
                 (item, rs) -> item.summary.setTransferredOut(item.summary.getTransferredOut() + rs.getLong(2)));
+    }
+
+    /**
+     * A SEATED item's seat rows: how many, on sale, in a hold, and a digest of every row (a sum of
+     * each row's hash, so the physical order does not count). Read whole: seats grow with the seat
+     * map, not with the history, and a seat changes with a hold or a sale change of any age.
+     */
+    private static void seats(Connection c, String tenant, Map<String, Item> items) throws SQLException {
+        each(c, sql("""
+                SELECT item_id, count(*), count(*) FILTER (WHERE on_sale), count(hold_id),
+                       (sum(hashtextextended(json_build_array(seat_no, seat_id, section_id, row_id, position, category,
+                            rank, aisle_after, on_sale, hold_id)::text, 0)) % 9223372036854775807)::bigint
+                  FROM seats WHERE tenant_id = ? GROUP BY item_id""", tenant), items,
+                (item, rs) -> item.summary.setSeats(SeatFigures.newBuilder().setSeats(rs.getLong(2))
+                        .setOnSale(rs.getLong(3)).setClaimed(rs.getLong(4)).setDigest(rs.getLong(5))));
     }
 
     private static void restocks(Connection c, String tenant, Map<String, Item> items) throws SQLException {

@@ -19,6 +19,8 @@ public enum TenantTable {
             "created_at", "regions", "created_total", "seat_map_digest")),
     BUCKETS("buckets", List.of("tenant_id", "item_id", "bucket_no"), List.of("tenant_id", "item_id", "bucket_no",
             "allotment", "available", "held", "sold", "open", "lent")),
+    SEATS("seats", List.of("tenant_id", "item_id", "seat_no"), List.of("tenant_id", "item_id", "seat_no", "seat_id",
+            "section_id", "row_id", "position", "category", "rank", "aisle_after", "on_sale", "hold_id")),
     HOLDS("holds", List.of("hold_id"), List.of("hold_id", "tenant_id", "item_id", "bucket_no", "region", "qty",
             "buyer_id", "idempotency_key", "request_fingerprint", "state", "created_at", "expires_at", "extended",
             "order_ref", "ended_at", "seat_nos")),
@@ -87,6 +89,7 @@ public enum TenantTable {
         switch (this) {
             case ITEMS -> counts.setItems(counts.getItems() + n);
             case BUCKETS -> counts.setBuckets(counts.getBuckets() + n);
+            case SEATS -> counts.setSeats(counts.getSeats() + n);
             case HOLDS -> counts.setHolds(counts.getHolds() + n);
             case BUYER_USAGE -> counts.setUsage(counts.getUsage() + n);
             case TRANSFERS -> counts.setTransfers(counts.getTransfers() + n);

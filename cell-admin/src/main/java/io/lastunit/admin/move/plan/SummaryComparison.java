@@ -2,6 +2,7 @@ package io.lastunit.admin.move.plan;
 
 import io.lastunit.api.shard.v1.BucketFigures;
 import io.lastunit.api.shard.v1.ItemSummary;
+import io.lastunit.api.shard.v1.SeatFigures;
 import io.lastunit.api.shard.v1.TenantSummary;
 import java.util.ArrayList;
 import java.util.List;
@@ -61,6 +62,10 @@ public final class SummaryComparison {
             compare(out, e.getKey(), "restocks", s.getRestocks(), t.getRestocks());
             compare(out, e.getKey(), "restocked_units", s.getRestockedUnits(), t.getRestockedUnits());
             compareBuckets(out, e.getKey(), s.getBucketsList(), t.getBucketsList());
+            if (!s.getSeats().equals(t.getSeats())) {
+                out.add(e.getKey() + ": seats " + brief(s.getSeats()) + " at the source, " + brief(t.getSeats())
+                        + " at the target");
+            }
         }
         for (String key : to.keySet()) {
             if (!from.containsKey(key)) {
@@ -107,6 +112,11 @@ public final class SummaryComparison {
         return b == null ? "(none)" : "{bucket " + b.getBucketNo() + ": allotment " + b.getAllotment() + ", available "
                 + b.getAvailable() + ", held " + b.getHeld() + ", sold " + b.getSold() + ", HELD units "
                 + b.getHeldUnits() + ", SOLD units " + b.getSoldUnits() + (b.getRow() ? "" : ", no row") + "}";
+    }
+
+    private static String brief(SeatFigures f) {
+        return "{" + f.getSeats() + " seats, " + f.getOnSale() + " on sale, " + f.getClaimed() + " in holds, digest "
+                + f.getDigest() + "}";
     }
 
     private static void compare(List<String> out, String key, String field, Object source, Object target) {

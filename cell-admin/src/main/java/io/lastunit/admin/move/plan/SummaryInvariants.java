@@ -2,6 +2,7 @@ package io.lastunit.admin.move.plan;
 
 import io.lastunit.api.shard.v1.BucketFigures;
 import io.lastunit.api.shard.v1.ItemSummary;
+import io.lastunit.api.shard.v1.SeatFigures;
 import io.lastunit.api.shard.v1.TenantSummary;
 import java.util.ArrayList;
 import java.util.List;
@@ -13,7 +14,9 @@ import java.util.List;
  *   <li>per bucket: no counter below zero, {@code available + held + sold = allotment},
  *       {@code held = Σ qty of its HELD holds}, {@code sold = Σ qty of its SOLD holds};</li>
  *   <li>per item and shard: its base plus the units transferred in, less those transferred out,
- *       is the sum of its buckets' allotment.</li>
+ *       is the sum of its buckets' allotment;</li>
+ *   <li>per SEATED item: its allotment is its seats on sale, and its seats in a hold are the
+ *       units of its HELD and SOLD holds.</li>
  * </ul>
  * A bucket that has holds but no row is a drift too. Pure; stateless. Each drift is a sentence
  * naming the side, shard, item, bucket and both values; at most {@value #DRIFTS_MAX} and a count.
@@ -53,6 +56,9 @@ public final class SummaryInvariants {
                         out.add(bucket + "sold " + b.getSold() + " but its SOLD holds sum to " + b.getSoldUnits());
                     }
                 }
+                if (i.hasSeats()) {
+                    seats(out, at, i, allotment);
+                }
                 long ledger = i.getTotal() + i.getTransferredIn() - i.getTransferredOut();
                 if (ledger != allotment) {
                     out.add(at + ": base " + i.getTotal() + " + transferred in " + i.getTransferredIn() + " - out "
@@ -60,6 +66,27 @@ public final class SummaryInvariants {
                 }
             }
         }
+        return capped(out);
+    }
+
+    /**
+     * A SEATED item: its allotment is its seats on sale (SEAT_COUNT), and the seats in a hold are
+     * as many as the units of its HELD and SOLD holds (SEAT_CLAIM, counted: which seat names which
+     * hold is compared between the sides by the seats' digest).
+     */
+    private static void seats(List<String> out, String at, ItemSummary i, long allotment) {
+        SeatFigures f = i.getSeats();
+        if (f.getOnSale() != allotment) {
+            out.add(at + ": " + f.getOnSale() + " seats on sale but its buckets' allotment is " + allotment);
+        }
+        long holding = i.getUnitsByStateOrDefault("HELD", 0) + i.getUnitsByStateOrDefault("SOLD", 0);
+        if (f.getClaimed() != holding) {
+            out.add(at + ": " + f.getClaimed() + " seats in holds but its HELD and SOLD holds are of " + holding
+                    + " seats");
+        }
+    }
+
+    private static List<String> capped(List<String> out) {
         if (out.size() > DRIFTS_MAX) {
             int more = out.size() - DRIFTS_MAX;
             List<String> first = new ArrayList<>(out.subList(0, DRIFTS_MAX));

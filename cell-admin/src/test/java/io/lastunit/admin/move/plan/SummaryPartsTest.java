@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.lastunit.api.shard.v1.BucketFigures;
 import io.lastunit.api.shard.v1.ItemSummary;
+import io.lastunit.api.shard.v1.SeatFigures;
 import io.lastunit.api.shard.v1.TenantSummary;
 import java.util.List;
 import org.junit.jupiter.api.Test;
@@ -105,5 +106,39 @@ class SummaryPartsTest {
                 .containsExactly("item x in eu: bucket figures {bucket 1: allotment 40, available 25, held 0, sold 15,"
                         + " HELD units 0, SOLD units 0} at the source, {bucket 1: allotment 40, available 25, held 0,"
                         + " sold 15, HELD units 0, SOLD units 1} at the target");
+    }
+
+    /** A SEATED item of 10 seats, 8 on sale: 3 seats held, 2 sold, 3 free; combined with a settled part of its own. */
+    private static ItemSummary seated(long onSale, long claimed) {
+        return ItemSummary.newBuilder().setItemId("s").setRegion("eu").setTotal(8).setBucketCount(1).setAllotment(8)
+                .setAvailable(3).setHeld(3).setSold(2).putHoldsByState("HELD", 2).putUnitsByState("HELD", 3)
+                .putHoldsByState("SOLD", 1).putUnitsByState("SOLD", 2).addBuckets(row(0, 8, 3, 3, 2, 3, 2))
+                .setSeats(SeatFigures.newBuilder().setSeats(10).setOnSale(onSale).setClaimed(claimed).setDigest(77))
+                .build();
+    }
+
+    @Test
+    void aSeatedItem_hasItsSeatsOnSaleAsItsAllotment_andAsManySeatsInHoldsAsItsHoldsUnits() {
+        assertThat(SummaryInvariants.drifts("target", List.of(shard("s1", seated(8, 5))))).isEmpty();
+        assertThat(SummaryInvariants.drifts("target", List.of(shard("s1", seated(9, 4))))).containsExactly(
+                "target shard s1, item s in eu: 9 seats on sale but its buckets' allotment is 8",
+                "target shard s1, item s in eu: 4 seats in holds but its HELD and SOLD holds are of 5 seats");
+        // The seats come with the recent part, which a settled part never overrides.
+        ItemSummary settled = ItemSummary.newBuilder().setItemId("s").setRegion("eu").putHoldsByState("SOLD", 1)
+                .putUnitsByState("SOLD", 1).addBuckets(sold(0, 1)).build();
+        ItemSummary recent = seated(8, 6).toBuilder().setAvailable(2).setSold(3)
+                .setBuckets(0, row(0, 8, 2, 3, 3, 3, 2)).build();
+        List<TenantSummary> whole = SummaryParts.combine(List.of(shard("s1", settled)), List.of(shard("s1", recent)));
+        assertThat(whole.get(0).getItems(0).getSeats()).isEqualTo(recent.getSeats());
+        assertThat(SummaryInvariants.drifts("target", whole)).isEmpty();
+    }
+
+    @Test
+    void seatFigures_areCompared_aSeatInAnotherHoldChangesTheDigest() {
+        ItemSummary t = seated(8, 5).toBuilder().setSeats(seated(8, 5).getSeats().toBuilder().setDigest(78)).build();
+
+        assertThat(SummaryComparison.differences(List.of(shard("a", seated(8, 5))), List.of(shard("b", t))))
+                .containsExactly("item s in eu: seats {10 seats, 8 on sale, 5 in holds, digest 77} at the source,"
+                        + " {10 seats, 8 on sale, 5 in holds, digest 78} at the target");
     }
 }
