@@ -1,10 +1,12 @@
 package io.lastunit.admin.cli;
 
 import io.lastunit.admin.platform.EmbeddedZooKeeper;
+import io.lastunit.admin.platform.LocalCredentials;
 import io.lastunit.admin.platform.LocalPlatform;
 import io.lastunit.admin.platform.LocalPrometheus;
 import io.lastunit.api.topology.v1.ShardInfo;
 import io.lastunit.common.local.OwnedTempDirectory;
+import io.lastunit.common.tls.MutualTls;
 import io.lastunit.common.topology.Topology;
 import java.io.IOException;
 import java.io.PrintWriter;
@@ -81,8 +83,9 @@ public final class UpCommand implements Callable<Integer> {
     @Option(names = "--secure",
             description = {"Secure the internal hops: a CA and a certificate per service are made at start (in a"
                     + " directory printed below, deleted at stop), every service calls the others over mutual TLS and",
-                    "is admitted by its certificate's role, and ZooKeeper's znodes are lastunit's only (digest ACLs)."
-                    + " The admin commands then need --secure-dir DIR."})
+                    "is admitted by its certificate's role, ZooKeeper serves TLS only (a client certificate of that"
+                    + " CA required) and its znodes are lastunit's only (digest ACLs).",
+                    "The admin commands then need --secure-dir DIR."})
     boolean secure;
 
     @Mixin
@@ -124,17 +127,23 @@ public final class UpCommand implements Callable<Integer> {
         PlatformDatabases dbs;
         LocalPrometheus prom = null;
         try {
-            EmbeddedZooKeeper zk = closer.add(EmbeddedZooKeeper.start(zkPort, OwnedTempDirectory.stateDirectory(),
-                    line -> {
-                        out.println("lastunit up: " + line);
-                        out.flush();
-                    }));
+            java.util.function.Consumer<String> report = line -> {
+                out.println("lastunit up: " + line);
+                out.flush();
+            };
+            // Secure: the credentials first, so that ZooKeeper itself serves TLS with its certificate.
+            LocalCredentials credentials = !secure ? null : LocalCredentials.create(closer.add(OwnedTempDirectory
+                    .create(OwnedTempDirectory.stateDirectory(), "secure", null)).path(),
+                    MutualTls.RELOAD_INTERVAL_DEFAULT);
+            EmbeddedZooKeeper zk = closer.add(credentials == null
+                    ? EmbeddedZooKeeper.start(zkPort, OwnedTempDirectory.stateDirectory(), report)
+                    : EmbeddedZooKeeper.startSecure(zkPort, OwnedTempDirectory.stateDirectory(), report,
+                            credentials.zookeeperServer()));
             dbs = closer.add(jdbc.open("lastunit_", out));
             LocalPlatform.Builder b = LocalPlatform.builder(dbs.forShards()).zookeeper(zk.connectString())
                     .routerPort(routerPort).cell(Topology.SHARED_CELL, regionList, shards);
-            if (secure) {
-                b.secure(closer.add(OwnedTempDirectory.create(OwnedTempDirectory.stateDirectory(), "secure", null))
-                        .path());
+            if (credentials != null) {
+                b.secure(credentials);
             }
             if (dedicatedCell != null) {
                 b.cell(dedicatedCell, regionList, dedicatedShards());
@@ -177,7 +186,8 @@ public final class UpCommand implements Callable<Integer> {
                 + (p.credentials() == null ? "" : " (bearer tokens; the internal hops are mutual TLS)"));
         out.println("  dev token   " + LocalPlatform.DEV_TOKEN + "   (header  authorization: Bearer "
                 + LocalPlatform.DEV_TOKEN + ")");
-        out.println("  zookeeper   " + zk + "   namespace /lastunit (in memory)");
+        out.println("  zookeeper   " + zk + "   namespace /lastunit (in memory)" + (p.credentials() == null ? ""
+                : ", TLS with client certificates, digest ACLs"));
         p.balancers().forEach(b -> out.println("  balancer    " + b.address() + "   bucket-balancer ("
                 + (b.isLeader() ? "leader" : "standby") + ")"));
         out.println("  admin       127.0.0.1:" + p.adminPort() + "   lastunit.admin.v1.AdminService (tenant moves;"

@@ -35,7 +35,7 @@ public final class ZooKeeperAuthOptions {
 
     @Option(names = "--zookeeper-tls-cert", paramLabel = "PEM",
             description = "Client certificate for TLS to ZooKeeper's secure client port (with --zookeeper-tls-key"
-                    + " and --zookeeper-tls-ca; default: plaintext).")
+                    + " and --zookeeper-tls-ca; default: --secure-dir's admin certificate, else plaintext).")
     File zookeeperTlsCertificate;
 
     @Option(names = "--zookeeper-tls-key", paramLabel = "PEM", description = "Its PKCS#8 key.")
@@ -44,11 +44,22 @@ public final class ZooKeeperAuthOptions {
     @Option(names = "--zookeeper-tls-ca", paramLabel = "PEM", description = "The CA of ZooKeeper's server certificate.")
     File zookeeperTlsCa;
 
-    /** TLS to ZooKeeper, checked now, or null for plaintext. */
+    /**
+     * TLS to ZooKeeper, checked now, or null for plaintext: the three options, else with
+     * {@code --secure-dir} the admin's certificate from it (a secure local platform's ZooKeeper
+     * serves TLS only), else none.
+     */
     ZooKeeperTls zookeeperTls() {
+        File cert = zookeeperTlsCertificate;
+        File key = zookeeperTlsKey;
+        File ca = zookeeperTlsCa;
+        if (cert == null && key == null && ca == null && secureDir != null) {
+            cert = secureDir.toPath().resolve(LocalCredentials.ADMIN_CERTIFICATE_FILE).toFile();
+            key = secureDir.toPath().resolve(LocalCredentials.ADMIN_KEY_FILE).toFile();
+            ca = secureDir.toPath().resolve(LocalCredentials.CA_FILE).toFile();
+        }
         try {
-            return ZooKeeperTls.fromSettings("--zookeeper-tls-", path(zookeeperTlsCertificate),
-                    path(zookeeperTlsKey), path(zookeeperTlsCa));
+            return ZooKeeperTls.fromSettings("--zookeeper-tls-", path(cert), path(key), path(ca));
         } catch (IllegalArgumentException e) {
             throw CliError.usage(e.getMessage().replace("--zookeeper-tls-certificate", "--zookeeper-tls-cert"));
         }

@@ -68,7 +68,9 @@ final class ZooKeeperSession implements AutoCloseable {
         if (!connected) {
             client.close();
             throw CliError.unreachable("cannot reach ZooKeeper at " + connect + " within " + CONNECT_MAX.toSeconds()
-                    + " s (is './lastunit up' running? it prints its ZooKeeper address)");
+                    + " s (is './lastunit up' running? it prints its ZooKeeper address"
+                    + (tls == null ? "; a secure one serves TLS only: pass --secure-dir DIR of './lastunit up --secure',"
+                    + " or --zookeeper-tls-cert/-key/-ca" : "; over TLS: check the certificate and its CA") + ")");
         }
         try {
             // A platform with ACLs answers a reader without its credentials NoAuth; the topology

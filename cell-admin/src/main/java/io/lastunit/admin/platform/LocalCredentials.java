@@ -4,6 +4,7 @@ import io.lastunit.common.tls.LocalAuthority;
 import io.lastunit.common.tls.MutualTls;
 import io.lastunit.common.tls.Role;
 import io.lastunit.common.tls.ServiceIdentity;
+import io.lastunit.common.tls.ZooKeeperTls;
 import io.lastunit.common.topology.ZooKeeperCredentials;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -19,7 +20,9 @@ import java.util.HexFormat;
  * The credentials of a secure local platform ({@code ./lastunit up --secure}), made at its start in
  * a directory of their own: a CA ({@value #CA_FILE}), a certificate and key per service (role and
  * name in the file names), the admin tools' ({@value #ADMIN_CERTIFICATE_FILE}, {@value #ADMIN_KEY_FILE})
- * and a random ZooKeeper password ({@value #ZOOKEEPER_CREDENTIALS_FILE}, {@code lastunit:<hex>}).
+ * a random ZooKeeper password ({@value #ZOOKEEPER_CREDENTIALS_FILE}, {@code lastunit:<hex>}) and
+ * the embedded ZooKeeper server's certificate ({@value #ZOOKEEPER_SERVER_CERTIFICATE_FILE}); every
+ * service and the admin tools use their own certificate for TLS to ZooKeeper too.
  * {@code ./lastunit admin --secure-dir DIR} reads those names. Everything is valid for
  * {@link #VALIDITY}. Not thread-safe.
  *
@@ -32,6 +35,8 @@ public final class LocalCredentials {
     public static final String ADMIN_KEY_FILE = "admin.key";
     public static final String ZOOKEEPER_CREDENTIALS_FILE = "zookeeper-credentials";
     public static final String ZOOKEEPER_USER = "lastunit";
+    public static final String ZOOKEEPER_SERVER_CERTIFICATE_FILE = "zookeeper-server.pem";
+    public static final String ZOOKEEPER_SERVER_KEY_FILE = "zookeeper-server.key";
     public static final Duration VALIDITY = Duration.ofDays(30);
 
     private final Path directory;
@@ -73,6 +78,25 @@ public final class LocalCredentials {
             authority.issue(ServiceIdentity.of(role, name), VALIDITY).writeTo(cert, key);
         }
         return new MutualTls(cert.toFile(), key.toFile(), directory.resolve(CA_FILE).toFile(), reloadInterval);
+    }
+
+    /**
+     * The embedded ZooKeeper server's certificate (CN=zookeeper, for 127.0.0.1 and localhost, no
+     * lastunit identity: no lastunit service admits it) and key, made on first call, with the CA.
+     */
+    public ZooKeeperTls zookeeperServer() {
+        Path cert = directory.resolve(ZOOKEEPER_SERVER_CERTIFICATE_FILE);
+        Path key = directory.resolve(ZOOKEEPER_SERVER_KEY_FILE);
+        if (!Files.exists(cert)) {
+            authority.issue("zookeeper", null, java.time.Instant.now(), VALIDITY).writeTo(cert, key);
+        }
+        return new ZooKeeperTls(cert.toFile(), key.toFile(), directory.resolve(CA_FILE).toFile());
+    }
+
+    /** A service's TLS to ZooKeeper: its own certificate ({@link #service}) as the client's. */
+    public ZooKeeperTls zookeeperClient(Role role, String name) {
+        MutualTls files = service(role, name);
+        return new ZooKeeperTls(files.certificate(), files.key(), files.ca());
     }
 
     /** The admin tools' files. */

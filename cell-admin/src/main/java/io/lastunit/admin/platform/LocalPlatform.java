@@ -12,6 +12,7 @@ import io.lastunit.balancer.transfer.TransferFaults;
 import io.lastunit.common.local.OwnedTempDirectory;
 import io.lastunit.common.tls.MutualTls;
 import io.lastunit.common.tls.Role;
+import io.lastunit.common.tls.ZooKeeperTls;
 import io.lastunit.common.topology.Curators;
 import io.lastunit.common.topology.ZooKeeperCredentials;
 import io.lastunit.common.topology.TopologyStore;
@@ -164,6 +165,7 @@ public final class LocalPlatform implements AutoCloseable {
         this.shardLauncher = b.shardLauncher;
         this.metricsOn = b.metrics;
         this.secureDirectory = b.secureDirectory;
+        this.credentials = b.secureCredentials;
         this.tlsReloadInterval = b.tlsReloadInterval;
     }
 
@@ -198,6 +200,7 @@ public final class LocalPlatform implements AutoCloseable {
         private ShardLauncher shardLauncher = (id, settings) -> null;
         private boolean metrics = true;
         private Path secureDirectory;
+        private LocalCredentials secureCredentials;
         private Duration tlsReloadInterval = io.lastunit.common.tls.MutualTls.RELOAD_INTERVAL_DEFAULT;
 
         private Builder(ShardDatabases databases) {
@@ -347,6 +350,16 @@ public final class LocalPlatform implements AutoCloseable {
             return this;
         }
 
+        /**
+         * The same with credentials already made (by whoever started the secure ZooKeeper this
+         * platform is given, {@code up --secure}).
+         */
+        public Builder secure(LocalCredentials made) {
+            this.secureCredentials = made;
+            this.secureDirectory = made.directory();
+            return this;
+        }
+
         /** How often a secure platform's services read their certificate files again (default 10 s). */
         public Builder tlsReloadInterval(Duration interval) {
             this.tlsReloadInterval = interval;
@@ -374,16 +387,20 @@ public final class LocalPlatform implements AutoCloseable {
     }
 
     private void startAll() throws Exception {
-        if (secureDirectory != null) {
+        if (secureDirectory != null && credentials == null) {
             credentials = LocalCredentials.create(secureDirectory, tlsReloadInterval);
         }
         if (zookeeperGiven == null) {
-            zookeeperServer = EmbeddedZooKeeper.start(-1, OwnedTempDirectory.stateDirectory(), leftovers);
+            zookeeperServer = credentials == null
+                    ? EmbeddedZooKeeper.start(-1, OwnedTempDirectory.stateDirectory(), leftovers)
+                    : EmbeddedZooKeeper.startSecure(-1, OwnedTempDirectory.stateDirectory(), leftovers,
+                            credentials.zookeeperServer());
             zookeeper = zookeeperServer.connectString();
         } else {
             zookeeper = zookeeperGiven;
         }
-        admin = Curators.newClient(zookeeper, Duration.ofSeconds(15), zookeeperCredentials());
+        admin = Curators.newClient(zookeeper, Duration.ofSeconds(15), zookeeperCredentials(),
+                zookeeperTls(Role.ADMIN, "local-platform"));
         admin.start();
         TopologyStore store = new TopologyStore(admin, TopologyStore.ROOT_DEFAULT, InstantSource.system());
         List<String> allRegions = new ArrayList<>();
@@ -435,7 +452,7 @@ public final class LocalPlatform implements AutoCloseable {
                 "local-platform-" + ProcessHandle.current().pid(), metrics(),
                 io.lastunit.common.lifecycle.NodeServer.HEALTH_PORT_OFF,
                 credentials == null ? null : credentials.service(Role.ADMIN, "admin-server"), zookeeperCredentials(),
-                null);
+                zookeeperTls(Role.ADMIN, "admin-server"));
         adminServer = new AdminServer(config, moveFaults, moverClock).start();
     }
 
@@ -470,6 +487,7 @@ public final class LocalPlatform implements AutoCloseable {
             if (credentials != null) {
                 b.mutualTls = credentials.service(Role.BALANCER, "balancer-" + (balancers.size() + 1));
                 b.zookeeperCredentials = credentials.zookeeper();
+                b.zookeeperTls = credentials.zookeeperClient(Role.BALANCER, "balancer-" + (balancers.size() + 1));
             }
             balancerSettings.accept(b);
         });
@@ -531,6 +549,7 @@ public final class LocalPlatform implements AutoCloseable {
         if (credentials != null) {
             putMutualTls(props, "lastunit.shard.", credentials.service(Role.SHARD, shardId));
             props.put("lastunit.shard.zookeeper-credentials", zookeeperCredentialsSetting());
+            putZooKeeperTls(props, "lastunit.shard.", credentials.zookeeperClient(Role.SHARD, shardId));
         }
         props.putAll(shardOverrides);
         props.putAll(shardOverridesById.getOrDefault(shardId, Map.of()));
@@ -605,6 +624,7 @@ public final class LocalPlatform implements AutoCloseable {
         if (credentials != null) {
             putMutualTls(props, "lastunit.router.", credentials.service(Role.ROUTER, "router-1"));
             props.put("lastunit.router.zookeeper-credentials", zookeeperCredentialsSetting());
+            putZooKeeperTls(props, "lastunit.router.", credentials.zookeeperClient(Role.ROUTER, "router-1"));
         }
         props.putAll(routerOverrides);
         routerContext = Wired.run(props);
@@ -622,6 +642,17 @@ public final class LocalPlatform implements AutoCloseable {
         props.put(prefix + "mtls-key", files.key().getPath());
         props.put(prefix + "mtls-ca", files.ca().getPath());
         props.put(prefix + "mtls-reload-interval-ms", files.reloadInterval().toMillis());
+    }
+
+    private static void putZooKeeperTls(Map<String, Object> props, String prefix, ZooKeeperTls files) {
+        props.put(prefix + "zookeeper-tls-certificate", files.certificate().getPath());
+        props.put(prefix + "zookeeper-tls-key", files.key().getPath());
+        props.put(prefix + "zookeeper-tls-ca", files.ca().getPath());
+    }
+
+    /** A secure platform's TLS to ZooKeeper for that caller; null (plaintext) otherwise. */
+    private ZooKeeperTls zookeeperTls(Role role, String name) {
+        return credentials == null ? null : credentials.zookeeperClient(role, name);
     }
 
     private ZooKeeperCredentials zookeeperCredentials() {

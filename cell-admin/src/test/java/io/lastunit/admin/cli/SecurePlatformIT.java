@@ -20,9 +20,12 @@ import io.lastunit.api.inventory.v1.InventoryServiceGrpc;
 import io.lastunit.api.inventory.v1.ReserveOutcome;
 import io.lastunit.api.inventory.v1.ReserveRequest;
 import io.lastunit.common.tls.ClientTls;
+import io.lastunit.common.tls.LocalAuthority;
 import io.lastunit.common.tls.MutualTls;
 import io.lastunit.common.tls.Role;
+import io.lastunit.common.tls.ServiceIdentity;
 import io.lastunit.common.tls.TlsCredentials;
+import io.lastunit.common.tls.ZooKeeperTls;
 import io.lastunit.common.topology.Curators;
 import io.lastunit.shard.ShardConfig;
 import io.lastunit.testkit.PostgresFixture;
@@ -43,8 +46,8 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 /**
  * A secure local platform ({@code up --secure}'s): the sale works end to end over mutual TLS, the
  * admin commands work with {@code --secure-dir}, and every door refuses the wrong caller: the admin
- * API a router's certificate or none, the balancer an admin's, ZooKeeper a client without the
- * credentials.
+ * API a router's certificate or none, the balancer an admin's, ZooKeeper a client without TLS, with
+ * a certificate of another CA, or without the credentials.
  */
 class SecurePlatformIT {
     @RegisterExtension
@@ -101,9 +104,16 @@ class SecurePlatformIT {
         assertThat(acls.exitCode()).as(acls.err()).isZero();
         assertThat(acls.out()).contains("are lastunit's only (user lastunit)");
 
+        // Without TLS ZooKeeper gives no session; with a certificate but not the credentials, NoAuth.
         CliRun blind = CliRun.of("admin", "--zookeeper", platform.zookeeper(), "check");
-        assertThat(blind.exitCode()).as(blind.out()).isEqualTo(ExitCodes.USAGE);
-        assertThat(blind.err()).contains("NoAuth", "--secure-dir");
+        assertThat(blind.exitCode()).as(blind.out()).isEqualTo(ExitCodes.UNREACHABLE);
+        assertThat(blind.err()).contains("serves TLS only", "--secure-dir");
+        MutualTls router = platform.credentials().service(Role.ROUTER, "router-1");
+        CliRun noCredentials = CliRun.of("admin", "--zookeeper", platform.zookeeper(), "--zookeeper-tls-cert",
+                router.certificate().getPath(), "--zookeeper-tls-key", router.key().getPath(), "--zookeeper-tls-ca",
+                router.ca().getPath(), "check");
+        assertThat(noCredentials.exitCode()).as(noCredentials.out()).isEqualTo(ExitCodes.USAGE);
+        assertThat(noCredentials.err()).contains("NoAuth", "--secure-dir");
     }
 
     @Test
@@ -139,9 +149,29 @@ class SecurePlatformIT {
     }
 
     @Test
-    void zooKeeper_refusesAClientWithoutTheCredentials() throws Exception {
+    void zooKeeper_servesTlsOnly_andRefusesAClientWithoutTheCredentials() throws Exception {
+        try (CuratorFramework plain = Curators.newClient(platform.zookeeper(), Duration.ofSeconds(5),
+                Duration.ofSeconds(2), new RetryNTimes(0, 0))) {
+            plain.start();
+            // A handshake on 127.0.0.1 takes milliseconds: a session after this long would be a refusal missed.
+            assertThat(plain.blockUntilConnected((int) TestTimeouts.scaled(Duration.ofSeconds(2)).toMillis(),
+                    TimeUnit.MILLISECONDS)).as("a plaintext client gets no session").isFalse();
+        }
+        LocalAuthority otherCa = LocalAuthority.create("stranger", Duration.ofDays(1));
+        Path strangerDir = Files.createDirectories(dir.resolve("stranger"));
+        otherCa.issue(ServiceIdentity.of(Role.ROUTER, "router-9"), Duration.ofDays(1))
+                .writeTo(strangerDir.resolve("c.pem"), strangerDir.resolve("c.key"));
+        ZooKeeperTls foreign = new ZooKeeperTls(strangerDir.resolve("c.pem").toFile(),
+                strangerDir.resolve("c.key").toFile(), platform.credentials().zookeeperServer().ca());
+        try (CuratorFramework other = Curators.newClient(platform.zookeeper(), Duration.ofSeconds(5),
+                Duration.ofSeconds(2), new RetryNTimes(0, 0), null, foreign)) {
+            other.start();
+            assertThat(other.blockUntilConnected((int) TestTimeouts.scaled(Duration.ofSeconds(2)).toMillis(),
+                    TimeUnit.MILLISECONDS)).as("a certificate of another CA gets no session").isFalse();
+        }
         try (CuratorFramework stranger = Curators.newClient(platform.zookeeper(), Duration.ofSeconds(5),
-                Duration.ofSeconds(5), new RetryNTimes(0, 0))) {
+                Duration.ofSeconds(5), new RetryNTimes(0, 0), null,
+                platform.credentials().zookeeperClient(Role.ROUTER, "router-1"))) {
             stranger.start();
             assertThat(stranger.blockUntilConnected((int) TestTimeouts.scaled(Duration.ofSeconds(10)).toMillis(),
                     TimeUnit.MILLISECONDS)).isTrue();

@@ -21,10 +21,10 @@ import java.util.List;
  * server certificate chains to. {@link io.lastunit.common.topology.Curators} turns them into the
  * ZooKeeper client's own TLS settings. Immutable.
  *
- * <p>Hazard: ZooKeeper's client reads a PEM key store as one file holding both the key and the
- * chain, so {@link #writeKeyStore()} writes the pair into a new owner-only file; a certificate
- * rotated after that is taken at the next process start, not at the next reconnect. The CA file
- * is handed over as it is, and ZooKeeper reads it at every connection.
+ * <p>ZooKeeper reads a PEM key store as one file holding both the key and the chain: a client's
+ * is kept current by {@link ZooKeeperKeyStore} (a rotated certificate is used from the next
+ * connection on), a server's is written once by {@link #writeKeyStore()}. The CA file is handed
+ * over as it is, and ZooKeeper reads it at every connection.
  */
 public record ZooKeeperTls(File certificate, File key, File ca) {
 

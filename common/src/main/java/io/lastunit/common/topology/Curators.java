@@ -1,5 +1,6 @@
 package io.lastunit.common.topology;
 
+import io.lastunit.common.tls.ZooKeeperKeyStore;
 import io.lastunit.common.tls.ZooKeeperTls;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -128,18 +129,22 @@ public final class Curators {
         if (credentials != null) {
             b.authorization("digest", credentials.authBytes()).aclProvider(credentials.aclProvider());
         }
+        java.util.concurrent.atomic.AtomicReference<CuratorFramework> built = new java.util.concurrent.atomic.AtomicReference<>();
         if (tls != null) {
-            b.zkClientConfig(clientConfig(tls));
+            // The key store follows the certificate files for as long as the client is not closed.
+            b.zkClientConfig(clientConfig(tls, ZooKeeperKeyStore.keep(tls, () -> built.get() == null
+                    || built.get().getState() != org.apache.curator.framework.imps.CuratorFrameworkState.STOPPED)));
         }
-        return b.build();
+        CuratorFramework client = b.build();
+        built.set(client);
+        return client;
     }
 
     /**
      * ZooKeeper's client TLS settings for {@code tls}, each given explicitly so that no
      * {@code zookeeper.ssl.*} system property of the JVM decides them.
      */
-    static ZKClientConfig clientConfig(ZooKeeperTls tls) {
-        Path keyStore = tls.writeKeyStore();
+    static ZKClientConfig clientConfig(ZooKeeperTls tls, Path keyStore) {
         ZKClientConfig c = new ZKClientConfig();
         c.setProperty(ZKClientConfig.ZOOKEEPER_CLIENT_CNXN_SOCKET, ClientCnxnSocketNetty.class.getName());
         c.setProperty(ZKClientConfig.SECURE_CLIENT, "true");

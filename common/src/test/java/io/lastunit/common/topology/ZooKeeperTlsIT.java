@@ -7,9 +7,12 @@ import io.lastunit.api.topology.v1.ShardInfo;
 import io.lastunit.common.tls.LocalAuthority;
 import io.lastunit.common.tls.Role;
 import io.lastunit.common.tls.ServiceIdentity;
+import io.lastunit.common.tls.ZooKeeperKeyStore;
 import io.lastunit.common.tls.ZooKeeperTls;
+import io.lastunit.testkit.faults.TcpProxy;
 import java.io.IOException;
 import java.net.InetAddress;
+import java.net.InetSocketAddress;
 import java.net.ServerSocket;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -150,6 +153,63 @@ class ZooKeeperTlsIT {
                 new RetryNTimes(0, 0), null, distrusting)) {
             c.start();
             assertThat(c.blockUntilConnected((int) REFUSED_WAIT.toMillis(), TimeUnit.MILLISECONDS)).isFalse();
+        }
+    }
+
+    @Test
+    void aRotatedCertificate_isUsedFromTheNextConnection_withoutARestart_andABadPairIsRefused() throws Exception {
+        ZooKeeperTls tls = clientTls(ca, "router-rotating");
+        Path cert = tls.certificate().toPath();
+        Path key = tls.key().toPath();
+        LocalAuthority stranger = LocalAuthority.create("stranger-rotation", Duration.ofDays(1));
+        try (TcpProxy proxy = TcpProxy.start("zookeeper-tls", new InetSocketAddress("127.0.0.1",
+                Integer.parseInt(secure.substring(secure.indexOf(':') + 1))));
+             CuratorFramework c = Curators.newClient("127.0.0.1:" + proxy.port(), Duration.ofSeconds(30),
+                     Duration.ofSeconds(5), new RetryNTimes(0, 0), null, tls)) {
+            c.start();
+            assertThat(c.blockUntilConnected((int) CONNECT_MAX.toMillis(), TimeUnit.MILLISECONDS)).isTrue();
+            Path keyStore = Path.of(c.getZookeeperClient().getZooKeeper().getClientConfig()
+                    .getProperty(new org.apache.zookeeper.common.ClientX509Util().getSslKeystoreLocationProperty()));
+            String first = Files.readString(keyStore);
+
+            // A key that is not the certificate's: refused, the key store kept.
+            long refused = ZooKeeperKeyStore.refusals();
+            Path otherKey = dir.resolve("other.key");
+            ca.issue(ServiceIdentity.of(Role.ROUTER, "other"), Duration.ofDays(1)).writeTo(dir.resolve("other.pem"),
+                    otherKey);
+            Files.copy(otherKey, key, java.nio.file.StandardCopyOption.REPLACE_EXISTING);
+            ZooKeeperKeyStore.checkAll();
+            assertThat(ZooKeeperKeyStore.refusals()).isEqualTo(refused + 1);
+            assertThat(Files.readString(keyStore)).isEqualTo(first);
+
+            // Rotated to a certificate the server does not trust: the open connection stays, the next is refused.
+            stranger.issue(ServiceIdentity.of(Role.ROUTER, "router-rotating"), Duration.ofDays(1)).writeTo(cert, key);
+            ZooKeeperKeyStore.checkAll();
+            assertThat(Files.readString(keyStore)).isNotEqualTo(first).contains(Files.readString(cert));
+            assertThat(c.checkExists().forPath("/")).isNotNull();
+            proxy.resetAll();
+            ClusterWait.until(() -> !c.getZookeeperClient().isConnected(), CONNECT_MAX);
+            Thread.sleep(REFUSED_WAIT.toMillis());
+            assertThat(c.getZookeeperClient().isConnected()).as("reconnected with a certificate of another CA").isFalse();
+
+            // Rotated again to one of the right CA: the client reconnects with it, no restart.
+            ca.issue(ServiceIdentity.of(Role.ROUTER, "router-rotating"), Duration.ofDays(1)).writeTo(cert, key);
+            ZooKeeperKeyStore.checkAll();
+            assertThat(c.blockUntilConnected((int) CONNECT_MAX.toMillis(), TimeUnit.MILLISECONDS)).isTrue();
+            assertThat(c.checkExists().forPath("/")).isNotNull();
+        }
+    }
+
+    /** A bounded wait on a condition. */
+    static final class ClusterWait {
+        static void until(java.util.function.BooleanSupplier condition, Duration max) throws InterruptedException {
+            long deadline = System.nanoTime() + max.toNanos();
+            while (!condition.getAsBoolean()) {
+                if (System.nanoTime() > deadline) {
+                    throw new AssertionError("not within " + max);
+                }
+                Thread.sleep(10);
+            }
         }
     }
 
