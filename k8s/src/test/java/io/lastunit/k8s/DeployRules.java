@@ -847,7 +847,8 @@ final class DeployRules {
 
     /**
      * Each service identity has a cert-manager Certificate from one issuer, with a PKCS#8 key (what
-     * the services read), server and client auth, exactly one identity URI
+     * the services read), server and client auth (client auth only for one no workload mounts: a
+ * caller's, and prod has one of an admin identity for operators' tool pods), exactly one identity URI
      * (spiffe://lastunit/<role>/<name>) and every name its peers dial; ZooKeeper's Certificate
      * (the one its pods mount) has none. Every lastunit service of a
      * long-running workload mounts such a Certificate's Secret at /etc/lastunit/tls, whose
@@ -859,7 +860,10 @@ final class DeployRules {
     static List<String> productionTls(Manifests m) {
         List<String> problems = new ArrayList<>();
         Set<String> zookeeperSecrets = secretVolumes(m.workload("zookeeper")).keySet();
+        Set<String> mounted = new java.util.HashSet<>();
+        m.workloads().forEach(w -> mounted.addAll(secretVolumes(w).keySet()));
         Map<String, Map<String, Object>> bySecret = new java.util.HashMap<>();
+        boolean operators = false;
         for (Map<String, Object> cert : m.kind("Certificate")) {
             bySecret.put(str(at(cert, "spec", "secretName")), cert);
             if (!"cert-manager.io/v1".equals(cert.get("apiVersion"))) {
@@ -872,12 +876,20 @@ final class DeployRules {
                 problems.add(id(cert) + ": privateKey.encoding is not PKCS8 (the services read PKCS#8 keys)");
             }
             List<String> usages = strings(at(cert, "spec", "usages"));
-            if (!usages.contains("server auth") || !usages.contains("client auth")) {
+            List<String> identities = strings(at(cert, "spec", "uris")).stream()
+                    .filter(u -> u.startsWith("spiffe://lastunit/")).toList();
+            boolean mountedByAWorkload = mounted.contains(str(at(cert, "spec", "secretName")));
+            if (!mountedByAWorkload) {
+                // A caller's certificate (a tool pod's): it dials and serves nothing.
+                if (!usages.contains("client auth") || usages.contains("server auth")) {
+                    problems.add(id(cert) + ": mounted by no workload (a caller's), but usages " + usages
+                            + " are not client auth without server auth");
+                }
+                operators |= identities.size() == 1 && identities.get(0).startsWith("spiffe://lastunit/admin/");
+            } else if (!usages.contains("server auth") || !usages.contains("client auth")) {
                 problems.add(id(cert) + ": usages " + usages + " lack server auth or client auth: the same certificate"
                         + " serves the listener and dials the others");
             }
-            List<String> identities = strings(at(cert, "spec", "uris")).stream()
-                    .filter(u -> u.startsWith("spiffe://lastunit/")).toList();
             if (zookeeperSecrets.contains(str(at(cert, "spec", "secretName")))) {
                 if (!identities.isEmpty()) {
                     problems.add(id(cert) + ": ZooKeeper's certificate names the lastunit identities " + identities
@@ -887,6 +899,11 @@ final class DeployRules {
                 problems.add(id(cert) + ": uris " + identities + " are not exactly one identity"
                         + " spiffe://lastunit/<role>/<name>");
             }
+        }
+        if (!operators) {
+            problems.add("no Certificate of an admin identity for operators' tool pods (mounted by no workload):"
+                    + " the pods labelled lastunit.io/admin-client=true that the NetworkPolicy lastunit-admin admits"
+                    + " would have no certificate the admin server takes");
         }
         Set<String> issuers = m.kind("Certificate").stream().map(c -> at(c, "spec", "issuerRef", "kind") + "/"
                 + at(c, "spec", "issuerRef", "name")).collect(Collectors.toSet());

@@ -237,6 +237,19 @@ class DeployRulesTest {
     }
 
     @Test
+    void productionTls_wantsAnOperatorsAdminCertificate_forClientAuthOnly() {
+        List<String> served = broken(DeployRules::productionTls, o -> map(object(o, "Certificate",
+                "lastunit-operator").get("spec"), "spec").put("usages", List.of("server auth", "client auth")));
+        assertThat(served).containsExactly("Certificate lastunit-operator: mounted by no workload (a caller's), but"
+                + " usages [server auth, client auth] are not client auth without server auth");
+        List<String> none = broken(DeployRules::productionTls, o -> o.remove(object(o, "Certificate",
+                "lastunit-operator")));
+        assertThat(none).containsExactly("no Certificate of an admin identity for operators' tool pods (mounted by no"
+                + " workload): the pods labelled lastunit.io/admin-client=true that the NetworkPolicy lastunit-admin"
+                + " admits would have no certificate the admin server takes");
+    }
+
+    @Test
     void zookeeperCredentials_catchAJobWithout_aLiteralPassword_andTwoSecrets() {
         List<String> problems = broken(DeployRules::zookeeperCredentials, o -> {
             setEnv(container(o, "Job", "lastunit-bootstrap"), "LASTUNIT_ZOOKEEPER_CREDENTIALS", null);
