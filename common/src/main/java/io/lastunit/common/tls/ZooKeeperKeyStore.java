@@ -153,16 +153,7 @@ public final class ZooKeeperKeyStore {
         try {
             Path next = Files.createTempFile(file.getParent(), "lastunit-zookeeper-tls-", ".next");
             try {
-                try {
-                    Files.setPosixFilePermissions(next, PosixFilePermissions.fromString("rw-------"));
-                } catch (UnsupportedOperationException notPosix) {
-                    // the file system has no POSIX permissions: the temporary directory's own protect it
-                }
-                byte[] both = new byte[k.length + 1 + cert.length];
-                System.arraycopy(k, 0, both, 0, k.length);
-                both[k.length] = '\n';
-                System.arraycopy(cert, 0, both, k.length + 1, cert.length);
-                Files.write(next, both);
+                writeOwnerOnly(next, cert, k);
                 Files.move(next, file, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
             } finally {
                 Files.deleteIfExists(next);
@@ -170,6 +161,20 @@ public final class ZooKeeperKeyStore {
         } catch (IOException e) {
             throw new UncheckedIOException("ZooKeeper TLS: cannot write the key store of " + tls.certificate(), e);
         }
+    }
+
+    /** Makes {@code file} readable by its owner only, then writes the key, a newline and the chain into it. */
+    static void writeOwnerOnly(Path file, byte[] cert, byte[] key) throws IOException {
+        try {
+            Files.setPosixFilePermissions(file, PosixFilePermissions.fromString("rw-------"));
+        } catch (UnsupportedOperationException notPosix) {
+            // the file system has no POSIX permissions: the temporary directory's own protect it
+        }
+        byte[] both = new byte[key.length + 1 + cert.length];
+        System.arraycopy(key, 0, both, 0, key.length);
+        both[key.length] = '\n';
+        System.arraycopy(cert, 0, both, key.length + 1, cert.length);
+        Files.write(file, both);
     }
 
     private static byte[] read(Path p) {

@@ -7,7 +7,6 @@ import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.attribute.PosixFilePermissions;
 import java.security.GeneralSecurityException;
 import java.security.PrivateKey;
 import java.security.cert.X509Certificate;
@@ -73,16 +72,7 @@ public record ZooKeeperTls(File certificate, File key, File ca) {
             byte[] chainPem = Files.readAllBytes(certificate.toPath());
             Path file = Files.createTempFile("lastunit-zookeeper-tls-", ".pem");
             file.toFile().deleteOnExit();
-            try {
-                Files.setPosixFilePermissions(file, PosixFilePermissions.fromString("rw-------"));
-            } catch (UnsupportedOperationException notPosix) {
-                // the file system has no POSIX permissions: the temporary directory's own protect it
-            }
-            byte[] both = new byte[keyPem.length + 1 + chainPem.length];
-            System.arraycopy(keyPem, 0, both, 0, keyPem.length);
-            both[keyPem.length] = '\n';
-            System.arraycopy(chainPem, 0, both, keyPem.length + 1, chainPem.length);
-            Files.write(file, both);
+            ZooKeeperKeyStore.writeOwnerOnly(file, chainPem, keyPem);
             return file;
         } catch (IOException e) {
             throw new UncheckedIOException("ZooKeeper TLS: cannot write the key store of " + certificate, e);
