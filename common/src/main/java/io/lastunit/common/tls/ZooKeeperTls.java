@@ -80,7 +80,19 @@ public record ZooKeeperTls(File certificate, File key, File ca) {
     }
 
     private static void check(File certificate, File key, File ca, Instant now) {
-        X509Certificate[] chain = TlsFiles.certificates(certificate, read(certificate));
+        checkPair(certificate, read(certificate), key, read(key), now);
+        TlsFiles.certificates(ca, read(ca));
+    }
+
+    /**
+     * The contents of a certificate file and a key file make a pair ZooKeeper's client can use:
+     * PEM certificates, a PKCS#8 PEM key that is the first certificate's, that certificate valid
+     * at {@code now}; the files are named in the messages only.
+     *
+     * @throws IllegalArgumentException naming the file and the problem
+     */
+    static void checkPair(File certificate, byte[] certificatePem, File key, byte[] keyPem, Instant now) {
+        X509Certificate[] chain = TlsFiles.certificates(certificate, certificatePem);
         X509Certificate leaf = chain[0];
         if (now.isBefore(leaf.getNotBefore().toInstant()) || now.isAfter(leaf.getNotAfter().toInstant())) {
             throw new IllegalArgumentException("ZooKeeper TLS: " + certificate + ": the certificate is valid from "
@@ -88,7 +100,7 @@ public record ZooKeeperTls(File certificate, File key, File ca) {
         }
         PrivateKey privateKey;
         try {
-            privateKey = CertificateUtils.getPrivateKey(new ByteArrayInputStream(read(key)));
+            privateKey = CertificateUtils.getPrivateKey(new ByteArrayInputStream(keyPem));
         } catch (IOException | GeneralSecurityException | RuntimeException e) {
             throw new IllegalArgumentException("ZooKeeper TLS: " + key + ": not a PKCS#8 PEM private key ("
                     + e.getMessage() + ")", e);
@@ -97,7 +109,6 @@ public record ZooKeeperTls(File certificate, File key, File ca) {
             throw new IllegalArgumentException("ZooKeeper TLS: " + key + " is not the key of the certificate in "
                     + certificate);
         }
-        TlsFiles.certificates(ca, read(ca));
     }
 
     private static byte[] read(File f) {

@@ -188,7 +188,7 @@ class ZooKeeperTlsIT {
             assertThat(Files.readString(keyStore)).isNotEqualTo(first).contains(Files.readString(cert));
             assertThat(c.checkExists().forPath("/")).isNotNull();
             proxy.resetAll();
-            ClusterWait.until(() -> !c.getZookeeperClient().isConnected(), CONNECT_MAX);
+            org.awaitility.Awaitility.await().atMost(CONNECT_MAX).until(() -> !c.getZookeeperClient().isConnected());
             Thread.sleep(REFUSED_WAIT.toMillis());
             assertThat(c.getZookeeperClient().isConnected()).as("reconnected with a certificate of another CA").isFalse();
 
@@ -197,19 +197,6 @@ class ZooKeeperTlsIT {
             ZooKeeperKeyStore.checkAll();
             assertThat(c.blockUntilConnected((int) CONNECT_MAX.toMillis(), TimeUnit.MILLISECONDS)).isTrue();
             assertThat(c.checkExists().forPath("/")).isNotNull();
-        }
-    }
-
-    /** A bounded wait on a condition. */
-    static final class ClusterWait {
-        static void until(java.util.function.BooleanSupplier condition, Duration max) throws InterruptedException {
-            long deadline = System.nanoTime() + max.toNanos();
-            while (!condition.getAsBoolean()) {
-                if (System.nanoTime() > deadline) {
-                    throw new AssertionError("not within " + max);
-                }
-                Thread.sleep(10);
-            }
         }
     }
 
